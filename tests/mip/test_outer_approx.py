@@ -1,0 +1,220 @@
+"""Outer approximation (SPEC S5 "Solving") vs brute force over binaries and vs SCIP."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from torchsvm.exceptions import SolverTimeLimitWarning
+from torchsvm.mip.highs import MipConfig, MipModel, check_feasible, solve_model
+from torchsvm.mip.outer_approx import factor_psd, solve_convex_miqp
+from torchsvm.types import SolveStatus
+
+
+def random_miqp(seed: int, nb: int = 6, nc: int = 4, m: int = 5) -> MipModel:
+    rng = np.random.default_rng(seed)
+    n = nb + nc
+    G = rng.normal(size=(n, n - 2))  # rank-deficient PSD on purpose
+    A = rng.normal(size=(m, n))
+    x0 = np.concatenate([rng.integers(0, 2, nb), rng.uniform(-1, 1, nc)])
+    return MipModel(
+        c=rng.normal(size=n) * 2,
+        A=sp.csr_array(A),
+        row_lower=np.full(m, -np.inf),
+        row_upper=A @ x0 + rng.uniform(0, 1, m),
+        col_lower=np.concatenate([np.zeros(nb), np.full(nc, -5.0)]),
+        col_upper=np.concatenate([np.ones(nb), np.full(nc, 5.0)]),
+        integrality=np.arange(n) < nb,
+        Q=G @ G.T / n,
+    )
+
+
+def brute_force(model: MipModel) -> float:
+    """Minimum over all binary assignments of the convex QP with them fixed."""
+    integ = np.asarray(model.integrality, dtype=bool)
+    idx = np.flatnonzero(integ)
+    best = math.inf
+    for z in itertools.product([0.0, 1.0], repeat=idx.size):
+        lo, up = model.col_lower.copy(), model.col_upper.copy()
+        lo[idx] = z
+        up[idx] = z
+        qp = replace(model, integrality=None, col_lower=lo, col_upper=up)
+        res = solve_model(qp)
+        if res.status is SolveStatus.optimal:
+            best = min(best, res.objective)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_oa_matches_brute_force(seed: int) -> None:
+    model = random_miqp(seed)
+    res = solve_convex_miqp(model, MipConfig(time_limit=30))
+    ref = brute_force(model)
+    assert res.status is SolveStatus.optimal
+    assert res.objective == pytest.approx(ref, rel=1e-4, abs=1e-5)
+    assert res.bound <= res.objective + 1e-9
+    assert res.mip_gap <= 1e-4
+    assert check_feasible(model, res.x, tol=1e-5)[0]
+
+
+def svm_like_model(
+    seed: int, n_train: int = 10, n_anchor: int = 8
+) -> tuple[MipModel, int]:
+    """Linear CSVM-like MIQP: min ||w||^2 + C sum xi with big-M anchor rows, TPR floor."""
+    rng = np.random.default_rng(seed)
+    d = 2
+    X = rng.normal(size=(n_train + n_anchor, d))
+    y = np.where(X[:, 0] + 0.8 * rng.normal(size=len(X)) > 0, 1.0, -1.0)
+    y[n_train] = 1.0
+    y[n_train + 1] = -1.0
+    XI, yI, XJ, yJ = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+    # columns: w (d), b, xi (n_train), z (n_anchor)
+    n = d + 1 + n_train + n_anchor
+    M, C = 100.0, 1.0
+    rows = []
+    lo = []
+    for i in range(n_train):  # y_i (w x_i + b) + xi_i >= 1
+        r = np.zeros(n)
+        r[:d] = yI[i] * XI[i]
+        r[d] = yI[i]
+        r[d + 1 + i] = 1.0
+        rows.append(r)
+        lo.append(1.0)
+    for j in range(n_anchor):  # y_j (w x_j + b) - M z_j >= 1 - M
+        r = np.zeros(n)
+        r[:d] = yJ[j] * XJ[j]
+        r[d] = yJ[j]
+        r[d + 1 + n_train + j] = -M
+        rows.append(r)
+        lo.append(1.0 - M)
+    pos = np.flatnonzero(yJ > 0)
+    r = np.zeros(n)
+    r[d + 1 + n_train + pos] = 1.0
+    rows.append(r)
+    lo.append(math.ceil(0.75 * pos.size))
+    c = np.zeros(n)
+    c[d + 1 : d + 1 + n_train] = C
+    Q = np.zeros((n, n))
+    Q[:d, :d] = 2.0 * np.eye(d)  # ||w||^2 = 0.5 w^T (2I) w
+    model = MipModel(
+        c=c,
+        A=sp.csr_array(np.array(rows)),
+        row_lower=np.array(lo, dtype=float),
+        row_upper=np.full(len(rows), np.inf),
+        col_lower=np.concatenate(
+            [np.full(d + 1, -np.inf), np.zeros(n_train + n_anchor)]
+        ),
+        col_upper=np.concatenate([np.full(d + 1 + n_train, np.inf), np.ones(n_anchor)]),
+        integrality=np.arange(n) >= d + 1 + n_train,
+        Q=sp.csr_array(Q),
+    )
+    return model, d
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_oa_svm_big_m_matches_brute_force(seed: int) -> None:
+    model, _ = svm_like_model(seed)
+    res = solve_model(model, MipConfig(time_limit=30))  # dispatches to OA
+    assert res.status is SolveStatus.optimal
+    assert res.objective == pytest.approx(brute_force(model), rel=1e-4, abs=1e-6)
+
+
+def test_oa_uses_factor_and_start() -> None:
+    model, d = svm_like_model(5)
+    n = model.n_cols
+    F = np.zeros((n, d))
+    F[:d, :d] = math.sqrt(2.0) * np.eye(d)
+    ref = solve_convex_miqp(model, MipConfig(time_limit=30))
+    res = solve_convex_miqp(model, MipConfig(time_limit=30), start=ref.x, factor=F)
+    assert res.start_feasible is True
+    assert res.objective == pytest.approx(ref.objective, rel=1e-4, abs=1e-6)
+
+
+def test_oa_matches_scip() -> None:
+    pyscipopt = pytest.importorskip("pyscipopt")
+    model = random_miqp(42, nb=8, nc=4)
+    scip = pyscipopt.Model()
+    scip.hideOutput()
+    n = model.n_cols
+    xs = [
+        scip.addVar(
+            lb=model.col_lower[k],
+            ub=model.col_upper[k],
+            vtype="B" if model.integrality[k] else "C",
+        )
+        for k in range(n)
+    ]
+    A = model.A.toarray()
+    for i in range(A.shape[0]):
+        scip.addCons(
+            pyscipopt.quicksum(A[i, k] * xs[k] for k in range(n)) <= model.row_upper[i]
+        )
+    Q = np.asarray(model.Q)
+    t = scip.addVar(lb=None, ub=None)
+    quad = pyscipopt.quicksum(
+        0.5 * Q[a, b] * xs[a] * xs[b] for a in range(n) for b in range(n)
+    )
+    scip.addCons(quad <= t)
+    scip.setObjective(pyscipopt.quicksum(model.c[k] * xs[k] for k in range(n)) + t)
+    scip.setParam("limits/gap", 1e-7)
+    scip.optimize()
+    res = solve_convex_miqp(model, MipConfig(time_limit=30, mip_rel_gap=1e-6))
+    assert res.objective == pytest.approx(scip.getObjVal(), rel=1e-4, abs=1e-5)
+
+
+def test_oa_max_sense() -> None:
+    model = random_miqp(3)
+    flipped = replace(
+        model, c=-model.c, Q=-np.asarray(model.Q), sense="max", offset=1.5
+    )
+    res = solve_convex_miqp(flipped)
+    assert res.objective == pytest.approx(-brute_force(model) + 1.5, rel=1e-4, abs=1e-5)
+    assert res.bound >= res.objective - 1e-9
+
+
+def test_oa_infeasible() -> None:
+    model = random_miqp(1)
+    n = model.n_cols
+    extra = sp.csr_array(np.concatenate([np.ones(6), np.zeros(n - 6)])[None, :])
+    bad = replace(
+        model,
+        A=sp.vstack([model.A, extra]),
+        row_lower=np.concatenate([model.row_lower, [2.5]]),
+        row_upper=np.concatenate([model.row_upper, [2.6]]),
+    )
+    assert solve_convex_miqp(bad).status is SolveStatus.infeasible
+
+
+def test_oa_time_limit_returns_incumbent() -> None:
+    model = random_miqp(4, nb=30, nc=10, m=12)
+    start_res = solve_convex_miqp(model, MipConfig(time_limit=0.5, mip_rel_gap=0.5))
+    assert start_res.x is not None
+    with pytest.warns(SolverTimeLimitWarning):
+        res = solve_convex_miqp(
+            model, MipConfig(time_limit=0.02, mip_rel_gap=0.0), start=start_res.x
+        )
+    assert res.status is SolveStatus.time_limit
+    assert res.x is not None
+    assert res.objective <= start_res.objective + 1e-7
+    assert res.mip_gap >= 0.0
+
+
+def test_not_psd_raises() -> None:
+    with pytest.raises(ValueError, match="positive semidefinite"):
+        factor_psd(np.array([[1.0, 2.0], [2.0, 1.0]]))
+    model = random_miqp(0)
+    with pytest.raises(ValueError, match="positive semidefinite"):
+        solve_convex_miqp(replace(model, Q=-np.asarray(model.Q)))
+
+
+def test_factor_psd_reconstructs() -> None:
+    rng = np.random.default_rng(0)
+    G = rng.normal(size=(7, 3))
+    L = factor_psd(G @ G.T)
+    assert L.shape == (7, 3)
+    np.testing.assert_allclose(L @ L.T, G @ G.T, atol=1e-10)
