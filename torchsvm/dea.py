@@ -58,6 +58,7 @@ __all__ = [
 
 _EFF_TOL = 1e-6
 _NNZ_PER_BATCH = 2_000_000
+_LP_TIME_LIMIT = 600.0
 
 
 # --------------------------------------------------------------------------- validation
@@ -431,6 +432,7 @@ class _Problem:
     percentile: float | None
     wb: tuple[FloatArray, FloatArray] | None
     cfg: MipConfig
+    lp_cfg: MipConfig
 
     def subset_eff(
         self, outputs: NDArray, inputs: NDArray, dmus: NDArray | None = None
@@ -444,7 +446,7 @@ class _Problem:
             dm,
             self.reference,
             wb,
-            self.cfg,
+            self.lp_cfg,
             "block",
             None,
         )
@@ -612,16 +614,20 @@ def _make_problem(
         if int(np.floor(len(evaluated) * float(percentile) / 100 + 1e-9)) < 1:
             raise ValueError(f"percentile={percentile} selects no DMU of {K}")
     cfg = _config(time_limit, config)
+    # NOTE: the LPs (greedy, reference set, reported efficiencies) get their own,
+    # longer limit so that a short MIP limit still yields an incumbent to report.
+    lp_cfg = MipConfig(time_limit=max(_LP_TIME_LIMIT, cfg.time_limit))
     return _Problem(
         X=X,
         Y=Y,
         evaluated=evaluated,
-        reference=_efficient_reference(X, Y, wb, cfg),
+        reference=_efficient_reference(X, Y, wb, lp_cfg),
         objective=objective,
         weights=w,
         percentile=None if percentile is None else float(percentile),
         wb=wb,
         cfg=cfg,
+        lp_cfg=lp_cfg,
     )
 
 
@@ -742,6 +748,32 @@ def select_features(
     prob = _make_problem(
         X, Y, dmu, objective, weights, percentile, wb, time_limit, config
     )
+    greedy = None
+    if warm_start == "greedy" and n_outputs is not None:
+        path, vals, g_in = _greedy(
+            prob, n_outputs, n_inputs, costs, budget, clusters, set(excluded)
+        )
+        if len(path) == n_outputs and _clusters_ok(path[-1], clusters):
+            greedy = (path[-1], g_in, vals[-1])
+    return _solve_selection(
+        prob, n_outputs, n_inputs, costs, budget, clusters, excluded, greedy, dmu
+    )
+
+
+def _solve_selection(
+    prob: _Problem,
+    n_outputs: int | None,
+    n_inputs: int | None,
+    costs: FloatArray | None,
+    budget: float | None,
+    clusters: Sequence[tuple[Sequence[int], int, int]] | None,
+    excluded: list[tuple[int, int]],
+    greedy: tuple[NDArray, NDArray, float] | None,
+    dmu: int | None,
+) -> SelectionResult:
+    X, Y, objective = prob.X, prob.Y, prob.objective
+    K, N = X.shape
+    M = Y.shape[1]
     arrays = build_selection_model(
         X,
         Y,
@@ -751,7 +783,7 @@ def select_features(
         objective,
         prob.weights,
         prob.percentile,
-        wb,
+        prob.wb,
         costs,
         budget,
         clusters,
@@ -762,13 +794,9 @@ def select_features(
     g_out: NDArray | None = None
     g_val = float("nan")
     all_out, all_in = np.arange(M), np.arange(N)
-    if warm_start == "greedy" and n_outputs is not None:
-        path, vals, g_in = _greedy(
-            prob, n_outputs, n_inputs, costs, budget, clusters, set(excluded)
-        )
-        if len(path) == n_outputs and _clusters_ok(path[-1], clusters):
-            g_out, g_val = path[-1], vals[-1]
-            start = _start_vector(prob, arrays, g_out, g_in)
+    if greedy is not None:
+        g_out, g_in, g_val = greedy
+        start = _start_vector(prob, arrays, g_out, g_in)
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SolverTimeLimitWarning)
@@ -780,7 +808,8 @@ def select_features(
         raise InfeasibleProblemError(
             f"no selection of {n_outputs} outputs / {n_inputs} inputs satisfies the "
             f"constraints (budget={budget}, clusters={clusters}, "
-            f"{len(excluded)} excluded correlated pairs, weight bounds={wb is not None})"
+            f"{len(excluded)} excluded correlated pairs, "
+            f"weight bounds={prob.wb is not None})"
         )
     if res.x is None:
         raise SolverError(
@@ -793,9 +822,9 @@ def select_features(
     value = _aggregate(
         eff_all[prob.evaluated], objective, prob.weights, prob.percentile
     )
-    if g_out is not None and _better(g_val, value, objective):
+    if greedy is not None and _better(g_val, value, objective):
         # NOTE: only possible at a time limit (or within the MIP gap); keep the better.
-        outs, value = g_out, g_val
+        outs, ins, value = greedy
         eff_all, _, _ = prob.subset_eff(outs, ins, np.arange(K))
     return SelectionResult(
         selected_outputs=outs,
@@ -857,19 +886,33 @@ def selection_path(
     X, Y = _validate(X_in, Y_out)
     p_max = min(int(p_max), Y.shape[1])
     _check_p(p_max, Y.shape[1], "p_max")
-    res = [
-        select_features(
-            X,
-            Y,
-            n_outputs=p,
-            objective=objective,
-            weights=weights,
-            percentile=percentile,
-            time_limit=time_limit,
-            **kwargs,
+    wb = _weight_bounds(kwargs.pop("weight_bounds", None), Y.shape[1])
+    costs = kwargs.pop("output_costs", None)
+    costs = None if costs is None else np.asarray(costs, float).ravel()
+    budget = kwargs.pop("budget", None)
+    clusters = kwargs.pop("clusters", None)
+    max_corr = kwargs.pop("max_correlation", None)
+    config = kwargs.pop("config", None)
+    dmu = kwargs.pop("dmu", None)
+    if kwargs:
+        raise TypeError(f"unexpected arguments {sorted(kwargs)}")
+    excluded = [] if max_corr is None else correlated_pairs(Y, max_corr)
+    prob = _make_problem(
+        X, Y, dmu, objective, weights, percentile, wb, time_limit, config
+    )
+    path, vals, g_in = _greedy(
+        prob, p_max, None, costs, budget, clusters, set(excluded)
+    )
+    res = []
+    for p in range(1, p_max + 1):
+        greedy = None
+        if len(path) >= p and _clusters_ok(path[p - 1], clusters):
+            greedy = (path[p - 1], g_in, vals[p - 1])
+        res.append(
+            _solve_selection(
+                prob, p, None, costs, budget, clusters, excluded, greedy, dmu
+            )
         )
-        for p in range(1, p_max + 1)
-    ]
     values = np.array([r.objective for r in res])
     return SelectionPath(
         p=np.arange(1, p_max + 1),
