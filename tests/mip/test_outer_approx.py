@@ -11,18 +11,31 @@ import pytest
 import scipy.sparse as sp
 
 from torchsvm.exceptions import SolverTimeLimitWarning
-from torchsvm.mip.highs import MipConfig, MipModel, check_feasible, solve_model
+from torchsvm.mip.highs import (
+    MipConfig,
+    MipModel,
+    check_feasible,
+    model_objective,
+    solve_model,
+)
 from torchsvm.mip.outer_approx import factor_psd, solve_convex_miqp
 from torchsvm.types import SolveStatus
 
 
 def random_miqp(seed: int, nb: int = 6, nc: int = 4, m: int = 5) -> MipModel:
+    return random_miqp_and_point(seed, nb, nc, m)[0]
+
+
+def random_miqp_and_point(
+    seed: int, nb: int = 6, nc: int = 4, m: int = 5
+) -> tuple[MipModel, np.ndarray]:
+    """Random convex MIQP and a feasible point of it."""
     rng = np.random.default_rng(seed)
     n = nb + nc
     G = rng.normal(size=(n, n - 2))  # rank-deficient PSD on purpose
     A = rng.normal(size=(m, n))
     x0 = np.concatenate([rng.integers(0, 2, nb), rng.uniform(-1, 1, nc)])
-    return MipModel(
+    model = MipModel(
         c=rng.normal(size=n) * 2,
         A=sp.csr_array(A),
         row_lower=np.full(m, -np.inf),
@@ -32,6 +45,7 @@ def random_miqp(seed: int, nb: int = 6, nc: int = 4, m: int = 5) -> MipModel:
         integrality=np.arange(n) < nb,
         Q=G @ G.T / n,
     )
+    return model, x0
 
 
 def brute_force(model: MipModel) -> float:
@@ -191,16 +205,16 @@ def test_oa_infeasible() -> None:
 
 
 def test_oa_time_limit_returns_incumbent() -> None:
-    model = random_miqp(4, nb=30, nc=10, m=12)
-    start_res = solve_convex_miqp(model, MipConfig(time_limit=0.5, mip_rel_gap=0.5))
-    assert start_res.x is not None
+    model, x0 = random_miqp_and_point(4, nb=30, nc=10, m=12)
     with pytest.warns(SolverTimeLimitWarning):
         res = solve_convex_miqp(
-            model, MipConfig(time_limit=0.02, mip_rel_gap=0.0), start=start_res.x
+            model, MipConfig(time_limit=0.02, mip_rel_gap=0.0), start=x0
         )
     assert res.status is SolveStatus.time_limit
+    assert res.start_feasible is True
     assert res.x is not None
-    assert res.objective <= start_res.objective + 1e-7
+    assert check_feasible(model, res.x, tol=1e-5)[0]
+    assert res.objective <= model_objective(model, x0) + 1e-7
     assert res.mip_gap >= 0.0
 
 

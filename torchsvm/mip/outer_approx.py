@@ -318,6 +318,17 @@ def solve_convex_miqp(
             SolveStatus.time_limit, best_x, ub, lb, t0, rounds, sign, msg, start_ok
         )
 
+    if start is not None:
+        start = np.asarray(start, dtype=np.float64)
+        start_ok, reason = check_feasible(
+            model, start, tol=max(1e-6, config.feasibility_tol)
+        )
+        if not start_ok:
+            logger.info("outer approximation start not feasible: %s", reason)
+        if start_ok:
+            ub, best_x = model_objective(model, start), start.copy()
+            lifted.add_cuts(lifted.r_of(start))
+
     # 0. continuous relaxation: bound + first cut point (keeps the master bounded).
     relax = _solve_validated(lifted.qp_model(None), config, remaining())
     if relax.status is SolveStatus.infeasible:
@@ -349,19 +360,12 @@ def solve_convex_miqp(
         lifted.add_cuts(relax.x[lifted.n :])
     elif relax.status is SolveStatus.time_limit:
         return timed_out(0, "time limit in the continuous relaxation")
-    if start is not None:
-        start = np.asarray(start, dtype=np.float64)
-        start_ok, reason = check_feasible(
-            model, start, tol=max(1e-6, config.feasibility_tol)
-        )
-        if not start_ok:
-            logger.info("outer approximation start not feasible: %s", reason)
-        if start.shape == (model.n_cols,) and np.all(np.isfinite(start)):
-            if start_ok:
-                ub, best_x = model_objective(model, start), start.copy()
-                lifted.add_cuts(lifted.r_of(start))
-            polish(start[integ])
-
+    if (
+        start is not None
+        and start.shape == (model.n_cols,)
+        and np.all(np.isfinite(start))
+    ):
+        polish(start[integ])
     tol = config.mip_rel_gap
     master_cfg = replace(config, mip_rel_gap=max(tol / 4.0, 1e-9))
     rounds = 0
