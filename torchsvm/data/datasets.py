@@ -1394,7 +1394,10 @@ _SPECS: list[DatasetSpec] = [
         default_target="class_1",
         origin="UCI #143 Statlog (Australian Credit Approval)",
         licence=_UCI,
-        notes="A1, A4, A5, A6, A8, A9, A11, A12 are categorical (UCI description).",
+        notes=(
+            "A1, A4, A5, A6, A8, A9, A11, A12 are categorical (UCI description). This "
+            "copy marks 6 cells 'NA' (4 rows); they are read as missing."
+        ),
     ),
     DatasetSpec(
         name="careval",
