@@ -225,7 +225,7 @@ def _confusion(
 
 
 def tpr(y_true: npt.ArrayLike, y_pred: npt.ArrayLike) -> float:
-    """True positive rate (sensitivity) ``TP / (TP + FN)``.
+    """Compute the true positive rate (sensitivity) ``TP / (TP + FN)``.
 
     Raises
     ------
@@ -239,7 +239,7 @@ def tpr(y_true: npt.ArrayLike, y_pred: npt.ArrayLike) -> float:
 
 
 def tnr(y_true: npt.ArrayLike, y_pred: npt.ArrayLike) -> float:
-    """True negative rate (specificity) ``TN / (TN + FP)``.
+    """Compute the true negative rate (specificity) ``TN / (TN + FP)``.
 
     Raises
     ------

@@ -117,7 +117,8 @@ def test_outer_folds_bad_input() -> None:
 def test_split_anchor_stratified(seed: int) -> None:
     y = np.array([1] * 21 + [-1] * 40)
     mask = split_anchor(y, 0.5, random_state=seed)
-    assert mask.dtype == bool and mask.shape == (61,)
+    assert mask.dtype == bool
+    assert mask.shape == (61,)
     assert (mask & (y == 1)).sum() == round(0.5 * 21)
     assert (mask & (y == -1)).sum() == 20
     np.testing.assert_array_equal(mask, split_anchor(y, 0.5, random_state=seed))
@@ -141,8 +142,11 @@ def test_kmeans_compress_weights_and_centroids(seed: int) -> None:
     X = np.vstack([rng.normal(0, 1, (60, 3)), rng.normal(4, 1, (25, 3))])
     y = np.array([-1] * 60 + [1] * 25)
     Xc, yc, w = kmeans_compress(X, y, n_clusters_per_class=5, random_state=seed)
-    assert Xc.shape == (10, 3) and yc.shape == (10,) and w.shape == (10,)
-    assert w[yc == -1].sum() == 60 and w[yc == 1].sum() == 25
+    assert Xc.shape == (10, 3)
+    assert yc.shape == (10,)
+    assert w.shape == (10,)
+    assert w[yc == -1].sum() == 60
+    assert w[yc == 1].sum() == 25
     # oracle: a plain per-class KMeans with the same seed gives the same centroids
     km = KMeans(n_clusters=5, n_init=10, random_state=seed).fit(X[y == 1])
     np.testing.assert_allclose(Xc[yc == 1], km.cluster_centers_)
@@ -159,7 +163,8 @@ def test_kmeans_compress_small_class_kept_and_dict() -> None:
     Xc, yc, w = kmeans_compress(X, y, {1: 5, -1: 3}, random_state=0)
     np.testing.assert_array_equal(Xc[yc == 1], X[:2])
     np.testing.assert_array_equal(w[yc == 1], [1, 1])
-    assert (yc == -1).sum() == 3 and w[yc == -1].sum() == 8
+    assert (yc == -1).sum() == 3
+    assert w[yc == -1].sum() == 8
 
 
 def test_kmeans_compress_bad_input() -> None:

@@ -302,7 +302,9 @@ def kmeans_compress(
         weight = np.asarray(sample_weight, dtype=np.float64)
         if weight.shape != labels.shape or np.any(weight < 0):
             raise DataError("sample_weight must be non-negative with the shape of y")
-    parts_X, parts_y, parts_w = [], [], []
+    parts_X: list[np.ndarray] = []
+    parts_y: list[np.ndarray] = []
+    parts_w: list[np.ndarray] = []
     for cls in np.unique(labels):
         if isinstance(n_clusters_per_class, dict):
             if cls not in n_clusters_per_class:
