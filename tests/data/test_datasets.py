@@ -292,3 +292,10 @@ def test_registry_targets_have_defaults() -> None:
         assert spec.default_target in spec.targets
         for values in spec.options.values():
             assert len(values) >= 2
+
+
+def test_failed_download_is_dataset_not_found(tmp_path: Path, monkeypatch) -> None:
+    gone = tmp_path / "nowhere" / "sonar.csv"
+    monkeypatch.setattr(FileSpec, "url", property(lambda s: gone.as_uri()))
+    with pytest.raises(DatasetNotFoundError, match="Download failed"):
+        load_dataset("sonar", data_dir=tmp_path / "data", download=True)

@@ -338,7 +338,12 @@ class _FileResolver:
         if path is None:
             if self.download and fspec.direct:
                 path = self.dirs[0] / rel_path
-                _download(fspec, path)
+                try:
+                    _download(fspec, path)
+                except OSError as err:  # offline, HTTP error, unwritable folder
+                    raise DatasetNotFoundError(
+                        f"{self._missing_message(fspec)} Download failed: {err}"
+                    ) from err
             else:
                 raise DatasetNotFoundError(self._missing_message(fspec))
         actual = _sha256(path)
