@@ -59,6 +59,10 @@ __all__ = [
 _EFF_TOL = 1e-6
 _NNZ_PER_BATCH = 2_000_000
 _LP_TIME_LIMIT = 600.0
+_RG_MIN = 150  # reference sets above this size use row generation
+_RG_BATCH = 100
+_RG_ADD = 5
+_RG_TOL = 1e-9
 
 
 # --------------------------------------------------------------------------- validation
@@ -129,8 +133,56 @@ def _solve_efficiency(
     cfg: MipConfig,
     method: str,
     batch_size: int | None,
+    row_generation: bool | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Efficiencies (S,) and weights alpha (S, N), beta (S, M) of the DMUs ``dmus``."""
+    """Efficiencies (S,) and weights alpha (S, N), beta (S, M) of the DMUs ``dmus``.
+
+    With many reference DMUs the rows (2) are generated lazily: solve with a seed set
+    (the best ratio y_o / sum_i x_i per output), add the most violated rows of the
+    full reference set, repeat until none is violated -- the same optimum as the full
+    LP, with far fewer rows (most DMUs are never binding).
+    """
+    use_rg = len(reference) > _RG_MIN if row_generation is None else row_generation
+    if not use_rg:
+        return _solve_fixed_rows(
+            X, Y, dmus, reference, weight_bounds, cfg, method, batch_size
+        )
+    S = len(dmus)
+    eff = np.zeros(S)
+    alpha = np.zeros((S, X.shape[1]))
+    beta = np.zeros((S, Y.shape[1]))
+    ratio = Y[reference] / X[reference].sum(axis=1, keepdims=True)
+    seed_rows = np.unique(reference[np.argmax(ratio, axis=0)])
+    chunk = S if method == "per_dmu" else (batch_size or _RG_BATCH)
+    Xr, Yr = X[reference], Y[reference]
+    for start in range(0, S, chunk):
+        idx = np.arange(start, min(S, start + chunk))
+        rows = seed_rows
+        while True:
+            e, a, b = _solve_fixed_rows(
+                X, Y, dmus[idx], rows, weight_bounds, cfg, method, None
+            )
+            viol = Yr @ b.T - Xr @ a.T  # (r, s)
+            viol[np.isin(reference, rows)] = -np.inf
+            top = np.argsort(-viol, axis=0)[:_RG_ADD]
+            hit = np.take_along_axis(viol, top, axis=0) > _RG_TOL
+            if not hit.any():
+                break
+            rows = np.union1d(rows, reference[top[hit]])
+        eff[idx], alpha[idx], beta[idx] = e, a, b
+    return eff, alpha, beta
+
+
+def _solve_fixed_rows(
+    X: FloatArray,
+    Y: FloatArray,
+    dmus: NDArray,
+    reference: NDArray,
+    weight_bounds: tuple[FloatArray, FloatArray] | None,
+    cfg: MipConfig,
+    method: str,
+    batch_size: int | None,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     S = len(dmus)
     N, M = X.shape[1], Y.shape[1]
     eff = np.zeros(S)
@@ -178,6 +230,7 @@ def efficiency(
     batch_size: int | None = None,
     time_limit: float = 300.0,
     return_weights: bool = False,
+    row_generation: bool | None = None,
 ) -> FloatArray | tuple[FloatArray, FloatArray, FloatArray]:
     """CRS input-oriented efficiencies E(k) of SPEC S7 (multiplier LP (1)-(4)).
 
@@ -200,6 +253,9 @@ def efficiency(
         Seconds per HiGHS call.
     return_weights : bool
         Also return ``alpha (S, N)`` and ``beta (S, M)``.
+    row_generation : bool, optional
+        Generate the rows (2) lazily (default: when more than 150 DMUs are
+        non-dominated).
 
     Returns
     -------
@@ -226,6 +282,7 @@ def efficiency(
         MipConfig(time_limit=time_limit),
         method,
         batch_size,
+        row_generation,
     )
     if return_weights:
         return eff, alpha, beta
@@ -353,6 +410,7 @@ class SelectionPath:
     statuses: list[SolveStatus]
     mip_gaps: FloatArray
     runtimes: FloatArray
+    results: list[SelectionResult] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -929,6 +987,7 @@ def selection_path(
         statuses=[r.status for r in res],
         mip_gaps=np.array([r.mip_gap for r in res]),
         runtimes=np.array([r.runtime for r in res]),
+        results=res,
     )
 
 

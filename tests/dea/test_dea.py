@@ -59,6 +59,13 @@ def test_efficiency_matches_linprog(method, seed):
     np.testing.assert_allclose(eff, all_efficiencies(X, Y), atol=1e-7)
 
 
+@pytest.mark.parametrize("method", ["block", "per_dmu"])
+def test_row_generation_matches_linprog(method, seed):
+    X, Y = _data(seed, K=60, N=2, M=4)
+    eff = dea.efficiency(X, Y, method=method, row_generation=True, batch_size=16)
+    np.testing.assert_allclose(eff, all_efficiencies(X, Y), atol=1e-7)
+
+
 def test_efficiency_subset_and_weights_match_linprog(seed):
     X, Y = _data(seed, K=15, N=2, M=3)
     eff, alpha, beta = dea.efficiency(X, Y, dmus=[3, 7], return_weights=True)
