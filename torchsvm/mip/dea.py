@@ -68,7 +68,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from torchsvm.exceptions import DataError, InfeasibleProblemError
-from torchsvm.types import FloatArray, NDArray
+from torchsvm.types import ArrayLike, FloatArray, NDArray
 
 __all__ = [
     "DeaLayout",
@@ -166,7 +166,12 @@ class _Rows:
         self.m = 0
 
     def add(
-        self, rows: NDArray, cols: NDArray, vals: NDArray, lo: NDArray, hi: NDArray
+        self,
+        rows: ArrayLike,
+        cols: ArrayLike,
+        vals: ArrayLike,
+        lo: ArrayLike,
+        hi: ArrayLike,
     ) -> None:
         """Add ``len(lo)`` rows; ``rows`` are local (0-based) indices."""
         keep = np.asarray(vals) != 0
@@ -484,7 +489,13 @@ def build_selection_model(
                 np.zeros(cnt),
                 np.full(cnt, np.inf),
             )
-        rows.add(np.zeros(M, dtype=int), z, np.ones(M), [n_outputs], [n_outputs])
+        rows.add(
+            np.zeros(M, dtype=int),
+            z,
+            np.ones(M),
+            [float(n_outputs or 0)],
+            [float(n_outputs or 0)],
+        )
     else:
         col_lower[beta.ravel()] = lb.ravel()
     if z_in is not None:
@@ -500,7 +511,13 @@ def build_selection_model(
             np.zeros(cnt),
         )
         col_upper[alpha.ravel()] = (1.0 / Xk).ravel()
-        rows.add(np.zeros(N, dtype=int), z_in, np.ones(N), [n_inputs], [n_inputs])
+        rows.add(
+            np.zeros(N, dtype=int),
+            z_in,
+            np.ones(N),
+            [float(n_inputs or 0)],
+            [float(n_inputs or 0)],
+        )
     if output_costs is not None and budget is not None:
         if z is None:
             raise ValueError("output_costs/budget need output selection (n_outputs)")
@@ -508,11 +525,11 @@ def build_selection_model(
     for members, pmin, pmax in clusters or ():
         if z is None:
             raise ValueError("clusters need output selection (n_outputs)")
-        members = np.asarray(members, dtype=np.int64)
+        idx = np.asarray(members, dtype=np.int64)
         rows.add(
-            np.zeros(len(members), dtype=int),
-            z[members],
-            np.ones(len(members)),
+            np.zeros(len(idx), dtype=int),
+            z[idx],
+            np.ones(len(idx)),
             [pmin],
             [pmax],
         )
@@ -538,6 +555,7 @@ def build_selection_model(
             np.zeros(S),
         )
     if objective == "min":
+        assert eff is not None and lam is not None
         rows.add(
             np.repeat(np.arange(S), 2),
             np.stack([np.full(S, lam), eff], axis=1),
@@ -548,6 +566,7 @@ def build_selection_model(
     if objective == "percentile":
         if percentile is None:
             raise ValueError("objective='percentile' needs percentile=")
+        assert eff is not None and lam is not None and delta is not None
         r = int(np.floor(S * float(percentile) / 100.0 + 1e-9))
         if not 1 <= r <= S:
             raise ValueError(
