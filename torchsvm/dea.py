@@ -1035,7 +1035,11 @@ def cross_preference(
         joint = select_features(X, Y, n_outputs=p, time_limit=time_limit)
     indiv = np.zeros((K, M), dtype=bool)
     for k in range(K):
-        r = select_features(X, Y, n_outputs=p, dmu=k, time_limit=time_limit)
+        # NOTE: individual MILPs are small; the greedy start would cost more LPs
+        # than the MILP itself.
+        r = select_features(
+            X, Y, n_outputs=p, dmu=k, time_limit=time_limit, warm_start=None
+        )
         indiv[k, r.selected_outputs] = True
     prob = _make_problem(X, Y, None, "mean", None, None, None, time_limit, None)
     all_in = np.arange(X.shape[1])
