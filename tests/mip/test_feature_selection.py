@@ -1,0 +1,195 @@
+"""Tests of the SPEC S6 formulations against brute force, linprog and scikit-learn."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+from sklearn.svm import SVC
+
+from torchsvm.exceptions import InfeasibleProblemError
+from torchsvm.mip.feature_selection import (
+    build_selection_milp,
+    kernel_upper_bounds,
+    rate_floor,
+    selection_start,
+    solve_cardinality_svm,
+    solve_feature_selection,
+    solve_sparse_linear_svm,
+)
+from torchsvm.mip.highs import MipConfig, check_feasible
+
+CFG = MipConfig(time_limit=30.0, mip_rel_gap=0.0)
+
+
+def _toy(seed: int, n: int = 12, d: int = 4, noise: float = 0.6):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    w = np.zeros(d)
+    w[:2] = rng.normal(size=2)
+    y = np.where(X @ w + noise * rng.normal(size=n) > 0, 1.0, -1.0)
+    if (y > 0).all() or (y < 0).all():
+        y[:2] = [1.0, -1.0]
+    return X, y
+
+
+def _subset_feasible(X, y, S, need_pos, need_neg, M):
+    """Oracle: does some w on S (|w| <= M), b and 0/1 z meet the floors? (enumerate z).
+
+    Feasibility is monotone in z, so only z with exactly ``need`` ones per class are
+    tried; each is an LP feasibility problem solved by scipy's linprog.
+    """
+    pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
+    s = len(S)
+    for zp in itertools.combinations(pos, need_pos):
+        for zn in itertools.combinations(neg, need_neg):
+            z = np.zeros(len(y))
+            z[list(zp) + list(zn)] = 1
+            # -(y_i x_iS w + y_i b) <= -(1 - M (1 - z_i))
+            A = -np.hstack([y[:, None] * X[:, S], y[:, None]])
+            rhs = -(1.0 - M * (1.0 - z))
+            res = linprog(
+                np.zeros(s + 1),
+                A_ub=A,
+                b_ub=rhs,
+                bounds=[(-M, M)] * s + [(None, None)],
+                method="highs",
+            )
+            if res.status == 0:
+                return True
+    return False
+
+
+def _brute_force_cost(X, y, p_pos, p_neg, costs, M):
+    d = X.shape[1]
+    need_pos = math.ceil(p_pos * (y > 0).sum() - 1e-9)
+    need_neg = math.ceil(p_neg * (y < 0).sum() - 1e-9)
+    subsets = [S for r in range(d + 1) for S in itertools.combinations(range(d), r)]
+    subsets.sort(key=lambda S: costs[list(S)].sum())
+    for S in subsets:
+        if _subset_feasible(X, y, list(S), need_pos, need_neg, M):
+            return float(costs[list(S)].sum())
+    return math.inf
+
+
+@pytest.mark.parametrize(
+    ("seed", "p", "costs"),
+    [
+        (0, 0.9, None),
+        (1, 1.0, None),
+        (2, 0.8, np.array([3.0, 1.0, 2.0, 0.5])),
+        (3, 0.85, np.array([1.0, 4.0, 1.0, 1.0])),
+    ],
+)
+def test_selection_milp_matches_brute_force(seed, p, costs):
+    X, y = _toy(seed, n=10, d=4)
+    c = np.ones(4) if costs is None else costs
+    expected = _brute_force_cost(X, y, p, p, c, 100.0)
+    if math.isinf(expected):
+        with pytest.raises(InfeasibleProblemError):
+            solve_feature_selection(X, y, p, p, feature_costs=costs, config=CFG)
+        return
+    res = solve_feature_selection(X, y, p, p, feature_costs=costs, config=CFG)
+    assert res.cost == pytest.approx(expected, abs=1e-6)
+    # the returned classifier meets the floors with the selected features only
+    m = y * (X @ res.w + res.b)
+    assert np.all(m[res.z] >= 1 - 1e-6)
+    assert res.z[y > 0].sum() >= p * (y > 0).sum() - 1e-9
+    assert res.z[y < 0].sum() >= p * (y < 0).sum() - 1e-9
+    assert np.all(res.w[~res.support] == 0)
+
+
+def test_selection_milp_brute_force_d6():
+    X, y = _toy(7, n=8, d=6, noise=0.3)
+    expected = _brute_force_cost(X, y, 1.0, 0.75, np.ones(6), 100.0)
+    res = solve_feature_selection(X, y, 1.0, 0.75, config=CFG)
+    assert res.cost == pytest.approx(expected)
+
+
+def test_infeasible_floors_name_the_floors():
+    # XOR: no linear classifier gets all four points right
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    y = np.array([1.0, 1.0, -1.0, -1.0])
+    with pytest.raises(InfeasibleProblemError, match=r"TPR floor .* TNR floor"):
+        solve_feature_selection(X, y, 1.0, 1.0, config=CFG)
+    # a floor on one class alone is always feasible (shift b), with no feature
+    res = solve_feature_selection(X, y, 1.0, 0.0, config=CFG)
+    assert res.cost == 0
+
+
+def test_hoeffding_floor_above_one_is_infeasible():
+    X, y = _toy(0)
+    assert rate_floor(0.9, 100, None) == 0.9
+    assert rate_floor(0.9, 100, 0.05) == pytest.approx(
+        0.9 + math.sqrt(-math.log(0.05) / 200)
+    )
+    with pytest.raises(InfeasibleProblemError, match="TPR floor"):
+        solve_feature_selection(X, y, 0.9, 0.5, hoeffding_alpha=0.05, config=CFG)
+
+
+def test_warm_start_is_feasible_for_highs():
+    X, y = _toy(4, n=30, d=5, noise=0.2)
+    clf = SVC(kernel="linear", C=10.0).fit(X, y)
+    p = 0.8
+    start = selection_start(X, y, clf.coef_[0], clf.intercept_[0], p, p)
+    assert start is not None
+    model = build_selection_milp(X, y, p, p)
+    ok, reason = check_feasible(model, start)
+    assert ok, reason
+    res = solve_feature_selection(
+        X, y, p, p, config=CFG, warm_start=(clf.coef_[0], clf.intercept_[0])
+    )
+    assert res.result.start_feasible is True
+    assert res.cost <= 5
+
+
+def test_sparse_linear_svm_matches_sklearn_when_all_rows_soft():
+    # z = 0 everywhere and a slack cap that never binds: (P2) is the plain SVM on S
+    X, y = _toy(5, n=40, d=4)
+    S = np.array([True, False, True, True])
+    w, b, res = solve_sparse_linear_svm(X, y, S, np.zeros(40, bool), C=0.7)
+    ref = SVC(kernel="linear", C=0.7, tol=1e-10).fit(X[:, S], y)
+    np.testing.assert_allclose(w[S], ref.coef_[0], atol=1e-4)
+    assert w[1] == 0
+    np.testing.assert_allclose(
+        X[:, S] @ w[S] + b, ref.decision_function(X[:, S]), atol=1e-3
+    )
+
+
+def test_sparse_linear_svm_keeps_z_rows_at_margin():
+    X, y = _toy(6, n=20, d=4, noise=0.2)
+    sel = solve_feature_selection(X, y, 0.9, 0.9, config=CFG)
+    w, b, _ = solve_sparse_linear_svm(X, y, sel.support, sel.z, C=1.0)
+    m = y * (X @ w + b)
+    assert np.all(m[sel.z] >= 1 - 1e-6)
+    assert np.all(w[~sel.support] == 0)
+
+
+def test_kernel_upper_bounds():
+    u = kernel_upper_bounds(np.array([True, False]), C=2.0, big_m=100.0)
+    np.testing.assert_allclose(u, [100.0, 2.0])
+
+
+def _svm_objective(X, y, C):
+    clf = SVC(kernel="linear", C=C, tol=1e-10).fit(X, y)
+    w = clf.coef_[0]
+    xi = np.maximum(0, 1 - y * clf.decision_function(X))
+    return 0.5 * w @ w + C * xi.sum()
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_cardinality_svm_matches_brute_force(k):
+    X, y = _toy(8, n=24, d=4, noise=0.8)
+    best = min(
+        _svm_objective(X[:, list(S)], y, 1.0)
+        for S in itertools.combinations(range(4), k)
+    )
+    clf = SVC(kernel="linear", C=1.0).fit(X, y)
+    res = solve_cardinality_svm(
+        X, y, k, C=1.0, config=CFG, warm_start=(clf.coef_[0], clf.intercept_[0])
+    )
+    assert res.support.sum() <= k
+    assert res.result.objective == pytest.approx(best, rel=1e-3, abs=1e-4)

@@ -1,0 +1,720 @@
+"""Cost-sensitive feature selection for SVMs: (P1) MILP, (P2) QP, cardinality MIQP (SPEC S6).
+
+Notation: rows ``i = 1..n`` with ``x_i in R^d``, ``y_i in {-1, +1}``, optional row
+weights ``v_i > 0`` (cluster sizes after k-means compression, 1 otherwise); ``I+`` / ``I-``
+the positive / negative rows; feature costs ``c_k >= 0`` (1 = fewest features).
+
+Rate floors (SPEC S6, thesis ch. 4): ``p*(+1)`` on the TPR and ``p*(-1)`` on the TNR,
+either ``p* = p0`` or ``p* = p0 + sqrt(-log(alpha) / (2 |I+-|))`` (Hoeffding margin);
+:func:`rate_floor`. A floor above 1 is reported as infeasible before any solve.
+
+(P1) MILP, columns ``[w (d), b, z (n), delta (d)]`` (thesis ch. 4, eq. (P1))::
+
+    min   sum_k c_k delta_k
+    s.t.  y_i (w . x_i + b) >= 1 - M2 (1 - z_i)             i = 1..n        (1)
+          sum_{i in I+} v_i z_i >= p*(+1) sum_{i in I+} v_i                  (2)
+          sum_{i in I-} v_i z_i >= p*(-1) sum_{i in I-} v_i                  (3)
+          -M3 delta_k <= w_k <= M3 delta_k                 k = 1..d        (4)
+          z, delta binary;  b free.
+
+(2)-(3) are the SPEC's ``sum_i z_i (1 +- y_i) >= p* sum_i (1 +- y_i)`` divided by 2.
+With unit weights the right-hand side is rounded up to the next integer (``z`` is
+binary), which only removes HiGHS tolerance noise. Warm start (:func:`selection_start`):
+a linear SVM ``(w, b)`` on all features, scaled by ``s = 1 / tau`` where ``tau`` is the
+largest margin level that keeps enough rows of each class above it; ``z_i = 1`` for the
+rows with ``y_i f(x_i) >= tau``, ``delta = 1``; it is used when it satisfies (1)-(4).
+
+(P2) linear sparse SVM with ``z`` and the support ``S = {k : delta_k = 1}`` fixed; a
+convex QP, columns ``[w_S (|S|), b, xi (n)]``::
+
+    min   1/2 ||w_S||^2 + C sum_i v_i xi_i
+    s.t.  y_i (w_S . x_iS + b) >= 1 - xi_i,   0 <= xi_i <= M1 (1 - z_i).
+
+The thesis writes ``||w||^2 + C sum xi``; we use the libsvm convention of SPEC S1
+(``C_thesis = 2 C``). With ``z`` fixed the rate constraints hold automatically (rows
+with ``z_i = 1`` keep margin 1), and (P1)'s solution restricted to ``S`` is feasible, so
+(P2) is always feasible. It is solved exactly by HiGHS QP (the Hessian is the identity
+on ``w_S``, so the QP is tiny in ``d`` and sparse in ``n``).
+
+(P3) kernel sparse SVM: the dual of (P2) with ``K_delta(x, x') = exp(-gamma sum_k
+delta_k (x_k - x'_k)^2)``. With ``z`` fixed, rows ``z_i = 1`` carry a hard margin and
+rows ``z_i = 0`` the soft one with ``xi_i <= M1``; the exact dual is
+``max 1'a - 1/2 a'Qa - M1 sum_{z_i=0} (a_i - C v_i)_+`` with ``a_i`` unbounded on the
+hard rows, which is not a box QP. Following the thesis' partial dual of the kernel
+CSVM (SPEC S5: multipliers of the ``z`` rows bounded by ``M2``) we solve the box QP
+``0 <= a_i <= u_i`` with ``u_i = M2`` on hard rows and ``u_i = C v_i`` on the others
+(:func:`kernel_upper_bounds`), i.e. S1 with per-row weights. That is exactly the
+batched solver's problem (one ``Q``, a bound vector), so it runs on the GPU; the
+``xi_i <= M1`` cap is dropped (it only binds for margins below ``1 - M1 = -99``).
+
+Cardinality-constrained SVM (comparator; Chan et al. 2007, Ghaddar & Naoum-Sawaya
+2018), columns ``[w (d), b, xi (n), delta (d)]``, a convex MIQP solved by the outer
+approximation of :mod:`torchsvm.mip.outer_approx`::
+
+    min   1/2 ||w||^2 + C sum_i v_i xi_i
+    s.t.  y_i (w . x_i + b) >= 1 - xi_i,  xi >= 0,
+          -M delta_k <= w_k <= M delta_k,  sum_k delta_k <= k_max,  delta binary.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from torchsvm.exceptions import DataError, InfeasibleProblemError, SolverError
+from torchsvm.mip.highs import MipConfig, MipModel, MipResult, solve_model
+from torchsvm.types import SolveStatus
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "CardinalityResult",
+    "SelectionResult",
+    "build_cardinality_miqp",
+    "build_selection_milp",
+    "kernel_upper_bounds",
+    "rate_floor",
+    "selection_start",
+    "solve_cardinality_svm",
+    "solve_feature_selection",
+    "solve_sparse_linear_svm",
+]
+
+
+def rate_floor(target: float, n_rows: int, alpha: float | None) -> float:
+    """Sample floor ``p* = p0 + sqrt(-log(alpha) / (2 n))`` (SPEC S6); ``p0`` if no alpha.
+
+    Parameters
+    ----------
+    target : float
+        Required rate ``p0`` in [0, 1].
+    n_rows : int
+        Rows of the class the rate is measured on.
+    alpha : float or None
+        Hoeffding level in (0, 1), or None for ``p* = p0``.
+
+    Returns
+    -------
+    float
+        The floor (may exceed 1, which callers report as infeasible).
+    """
+    if not 0.0 <= float(target) <= 1.0:
+        raise ValueError(f"rate target must be in [0, 1], got {target}")
+    if alpha is None:
+        return float(target)
+    if not 0.0 < float(alpha) < 1.0:
+        raise ValueError(f"hoeffding_alpha must be in (0, 1) or None, got {alpha}")
+    if n_rows < 1:
+        raise ValueError(f"a rate floor needs at least one row, got n={n_rows}")
+    return float(target) + math.sqrt(-math.log(float(alpha)) / (2.0 * n_rows))
+
+
+def _check_xy(
+    X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise DataError(f"X must be (n, d) and y (n,), got {X.shape} and {y.shape}")
+    if not np.all(np.isfinite(X)):
+        raise DataError("X contains NaN or infinite values")
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise DataError("y must contain only -1 and +1")
+    if not (np.any(y > 0) and np.any(y < 0)):
+        raise DataError("y must contain both classes (-1 and +1)")
+    v = (
+        np.ones(X.shape[0])
+        if sample_weight is None
+        else np.asarray(sample_weight, float)
+    )
+    if v.shape != (X.shape[0],) or not np.all(np.isfinite(v)) or np.any(v <= 0):
+        raise DataError("sample_weight must be finite and > 0 with shape (n,)")
+    return X, y, v
+
+
+def _floor_rhs(p: float, v: np.ndarray) -> float:
+    need = p * float(v.sum())
+    if np.allclose(v, np.round(v)):
+        # NOTE: integer weights -> integer left side; round up (minus noise) so that
+        # HiGHS' feasibility tolerance cannot let a row count short by 1e-7 pass.
+        need = math.ceil(need - 1e-9)
+    return need
+
+
+def _floors_or_raise(
+    y: np.ndarray,
+    min_tpr: float,
+    min_tnr: float,
+    alpha: float | None,
+) -> tuple[float, float]:
+    n_pos, n_neg = int((y > 0).sum()), int((y < 0).sum())
+    p_pos = rate_floor(min_tpr, n_pos, alpha)
+    p_neg = rate_floor(min_tnr, n_neg, alpha)
+    for name, p0, p, n in (
+        ("TPR", min_tpr, p_pos, n_pos),
+        ("TNR", min_tnr, p_neg, n_neg),
+    ):
+        if p > 1.0 + 1e-12:
+            raise InfeasibleProblemError(
+                f"{name} floor p*={p:.4f} > 1 (min_{name.lower()}={p0} plus the "
+                f"Hoeffding margin at alpha={alpha} with {n} rows) cannot be met; lower "
+                f"min_{name.lower()}, raise hoeffding_alpha or use hoeffding_alpha=None"
+            )
+    return p_pos, p_neg
+
+
+# ----------------------------------------------------------------------------- (P1)
+
+
+def build_selection_milp(
+    X: np.ndarray,
+    y: np.ndarray,
+    tpr_floor: float,
+    tnr_floor: float,
+    feature_costs: np.ndarray | None = None,
+    big_m: float = 100.0,
+    big_m_w: float | None = None,
+    sample_weight: np.ndarray | None = None,
+) -> MipModel:
+    """Build (P1) as a :class:`MipModel` with columns ``[w (d), b, z (n), delta (d)]``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Training rows.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    tpr_floor, tnr_floor : float
+        ``p*(+1)``, ``p*(-1)`` (already including any Hoeffding margin).
+    feature_costs : ndarray of shape (d,), optional
+        ``c_k >= 0`` (default 1).
+    big_m : float
+        ``M2`` of constraint (1).
+    big_m_w : float, optional
+        ``M3`` of constraint (4) (default ``big_m``).
+    sample_weight : ndarray of shape (n,), optional
+        Row weights ``v_i`` in the rate rows (2)-(3).
+
+    Returns
+    -------
+    MipModel
+        The MILP (see module docstring).
+    """
+    X, y, v = _check_xy(X, y, sample_weight)
+    n, d = X.shape
+    c = _check_costs(feature_costs, d)
+    M2 = float(big_m)
+    M3 = float(big_m if big_m_w is None else big_m_w)
+    if not (M2 > 0 and M3 > 0):
+        raise ValueError(f"big-M values must be > 0, got M2={M2}, M3={M3}")
+    iz, idl = d + 1, d + 1 + n
+    n_cols = 2 * d + 1 + n
+    yX = y[:, None] * X
+    # (1): y_i x_i . w + y_i b - M2 z_i >= 1 - M2
+    A1 = sp.hstack(
+        [
+            sp.csr_array(yX),
+            sp.csr_array(y[:, None]),
+            sp.diags_array(-M2 * np.ones(n)),
+            sp.csr_array((n, d)),
+        ],
+        format="csr",
+    )
+    pos, neg = y > 0, y < 0
+    A2 = sp.csr_array(np.concatenate([np.zeros(d + 1), v * pos, np.zeros(d)])[None, :])
+    A3 = sp.csr_array(np.concatenate([np.zeros(d + 1), v * neg, np.zeros(d)])[None, :])
+    eye = sp.eye_array(d, format="csr")
+    # (4): w_k - M3 delta_k <= 0 and -w_k - M3 delta_k <= 0
+    A4 = sp.hstack([eye, sp.csr_array((d, 1 + n)), -M3 * eye], format="csr")
+    A5 = sp.hstack([-eye, sp.csr_array((d, 1 + n)), -M3 * eye], format="csr")
+    A = sp.vstack([A1, A2, A3, A4, A5], format="csr")
+    row_lower = np.concatenate(
+        [
+            np.full(n, 1.0 - M2),
+            [_floor_rhs(tpr_floor, v[pos])],
+            [_floor_rhs(tnr_floor, v[neg])],
+            np.full(2 * d, -np.inf),
+        ]
+    )
+    row_upper = np.concatenate([np.full(n + 2, np.inf), np.zeros(2 * d)])
+    col_lower = np.concatenate([np.full(d, -M3), [-np.inf], np.zeros(n + d)])
+    col_upper = np.concatenate([np.full(d, M3), [np.inf], np.ones(n + d)])
+    integrality = np.zeros(n_cols, dtype=bool)
+    integrality[iz:] = True
+    cost = np.zeros(n_cols)
+    cost[idl:] = c
+    names = (
+        [f"w{k}" for k in range(d)]
+        + ["b"]
+        + [f"z{i}" for i in range(n)]
+        + [f"delta{k}" for k in range(d)]
+    )
+    return MipModel(
+        c=cost,
+        A=A,
+        row_lower=row_lower,
+        row_upper=row_upper,
+        col_lower=col_lower,
+        col_upper=col_upper,
+        integrality=integrality,
+        col_names=names,
+    )
+
+
+def _check_costs(feature_costs: np.ndarray | None, d: int) -> np.ndarray:
+    if feature_costs is None:
+        return np.ones(d)
+    c = np.asarray(feature_costs, dtype=np.float64)
+    if c.shape != (d,):
+        raise ValueError(f"feature_costs must have shape ({d},), got {c.shape}")
+    if not np.all(np.isfinite(c)) or np.any(c < 0):
+        raise ValueError("feature_costs must be finite and >= 0")
+    return c
+
+
+def selection_start(
+    X: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    b: float,
+    tpr_floor: float,
+    tnr_floor: float,
+    big_m: float = 100.0,
+    big_m_w: float | None = None,
+    sample_weight: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """MIP start for (P1) from a linear SVM ``(w, b)`` on all features, or None.
+
+    The scores are rescaled by ``1 / tau`` where ``tau`` is the largest margin level
+    such that the rows of each class with ``y_i f(x_i) >= tau`` meet that class's
+    floor; those rows get ``z_i = 1`` and ``delta = 1``. None is returned when no
+    positive ``tau`` exists (the SVM misses a floor) or the scaled point violates
+    ``|w_k| <= M3`` or ``y_i f(x_i) >= 1 - M2``.
+
+    Returns
+    -------
+    ndarray of shape (2 d + 1 + n,) or None
+        ``[w, b, z, delta]``.
+    """
+    X, y, v = _check_xy(X, y, sample_weight)
+    n, d = X.shape
+    M2 = float(big_m)
+    M3 = float(big_m if big_m_w is None else big_m_w)
+    m = y * (X @ np.asarray(w, float) + float(b))
+    taus = []
+    for mask, p in ((y > 0, tpr_floor), (y < 0, tnr_floor)):
+        need = _floor_rhs(p, v[mask])
+        if need <= 0:
+            continue
+        order = np.argsort(-m[mask])
+        cum = np.cumsum(v[mask][order])
+        j = int(np.searchsorted(cum, need - 1e-9))
+        if j >= order.size:
+            return None
+        taus.append(float(m[mask][order][j]))
+    tau = min(taus) if taus else float(np.max(m))
+    if not tau > 1e-9:
+        return None
+    s = 1.0 / tau
+    ws, bs = np.asarray(w, float) * s, float(b) * s
+    ms = m * s
+    if np.any(np.abs(ws) > M3) or np.any(ms < 1.0 - M2 + 1e-9):
+        return None
+    z = (ms >= 1.0 - 1e-9).astype(float)
+    return np.concatenate([ws, [bs], z, np.ones(d)])
+
+
+@dataclass(frozen=True)
+class SelectionResult:
+    """Outcome of (P1).
+
+    Parameters
+    ----------
+    support : ndarray of shape (d,) of bool
+        Selected features (``delta_k = 1``).
+    w : ndarray of shape (d,)
+        (P1)'s separating direction (zero off the support).
+    b : float
+        (P1)'s intercept.
+    z : ndarray of shape (n,) of bool
+        Rows kept at margin 1.
+    cost : float
+        ``sum_k c_k delta_k``.
+    tpr_floor, tnr_floor : float
+        The floors ``p*(+1)``, ``p*(-1)`` imposed.
+    result : MipResult
+        Raw solver record (status, bound, gap, runtime, start_feasible).
+    """
+
+    support: np.ndarray
+    w: np.ndarray
+    b: float
+    z: np.ndarray
+    cost: float
+    tpr_floor: float
+    tnr_floor: float
+    result: MipResult
+
+    @property
+    def status(self) -> SolveStatus:
+        """Solver status (``optimal`` or ``time_limit``)."""
+        return self.result.status
+
+    @property
+    def mip_gap(self) -> float:
+        """Proven relative gap."""
+        return float(self.result.mip_gap)
+
+
+def solve_feature_selection(
+    X: np.ndarray,
+    y: np.ndarray,
+    min_tpr: float,
+    min_tnr: float,
+    hoeffding_alpha: float | None = None,
+    feature_costs: np.ndarray | None = None,
+    big_m: float = 100.0,
+    config: MipConfig | None = None,
+    warm_start: tuple[np.ndarray, float] | None = None,
+    sample_weight: np.ndarray | None = None,
+) -> SelectionResult:
+    """Solve (P1): the cheapest feature set whose linear classifier meets both floors.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Training rows.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    min_tpr, min_tnr : float
+        Targets ``p0`` for TPR and TNR.
+    hoeffding_alpha : float or None
+        Hoeffding level (None: ``p* = p0``).
+    feature_costs : ndarray of shape (d,), optional
+        Costs ``c_k`` (default 1: fewest features).
+    big_m : float
+        ``M2 = M3``.
+    config : MipConfig, optional
+        Time limit and gap of the MILP.
+    warm_start : (w, b), optional
+        Linear SVM on all features used to build the MIP start.
+    sample_weight : ndarray of shape (n,), optional
+        Row weights in the rate rows.
+
+    Returns
+    -------
+    SelectionResult
+
+    Raises
+    ------
+    InfeasibleProblemError
+        If a floor exceeds 1 or no linear classifier meets both floors.
+    SolverError
+        If the time limit passes without any feasible selection.
+    """
+    X, y, v = _check_xy(X, y, sample_weight)
+    d = X.shape[1]
+    p_pos, p_neg = _floors_or_raise(y, min_tpr, min_tnr, hoeffding_alpha)
+    model = build_selection_milp(
+        X, y, p_pos, p_neg, feature_costs, big_m, sample_weight=sample_weight
+    )
+    start = None
+    if warm_start is not None:
+        start = selection_start(
+            X, y, warm_start[0], warm_start[1], p_pos, p_neg, big_m, sample_weight=v
+        )
+        logger.info("(P1) warm start %s", "built" if start is not None else "unusable")
+    res = solve_model(model, config, start=start)
+    if res.status is SolveStatus.infeasible:
+        raise InfeasibleProblemError(
+            f"the TPR floor p*(+1)={p_pos:.4f} and the TNR floor p*(-1)={p_neg:.4f} "
+            f"(min_tpr={min_tpr}, min_tnr={min_tnr}, hoeffding_alpha={hoeffding_alpha}) "
+            "cannot both be met on the training rows by any linear classifier with "
+            f"|w_k| <= big_m={big_m}; lower min_tpr or min_tnr"
+        )
+    if res.x is None:
+        raise SolverError(
+            f"(P1) found no feasible feature set ({res.status.value}: {res.message}); "
+            "raise time_limit"
+        )
+    x = res.x
+    w, b = x[:d].copy(), float(x[d])
+    z = x[d + 1 : d + 1 + X.shape[0]] > 0.5
+    delta = x[d + 1 + X.shape[0] :] > 0.5
+    w[~delta] = 0.0
+    c = _check_costs(feature_costs, d)
+    return SelectionResult(
+        support=delta,
+        w=w,
+        b=b,
+        z=z,
+        cost=float(c @ delta),
+        tpr_floor=p_pos,
+        tnr_floor=p_neg,
+        result=res,
+    )
+
+
+# ----------------------------------------------------------------------------- (P2)
+
+
+def solve_sparse_linear_svm(
+    X: np.ndarray,
+    y: np.ndarray,
+    support: np.ndarray,
+    z: np.ndarray,
+    C: float = 1.0,
+    big_m: float = 100.0,
+    config: MipConfig | None = None,
+    sample_weight: np.ndarray | None = None,
+) -> tuple[np.ndarray, float, MipResult]:
+    """Solve (P2) exactly (HiGHS QP): linear SVM on ``support`` with ``z`` fixed.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Training rows (all features; only ``support`` columns are used).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    support : ndarray of shape (d,) of bool
+        Selected features.
+    z : ndarray of shape (n,) of bool
+        Rows held at margin 1 (``xi_i = 0``).
+    C : float
+        Penalty (libsvm convention).
+    big_m : float
+        ``M1``: cap on the slack of rows with ``z_i = 0``.
+    config : MipConfig, optional
+        Time limit.
+    sample_weight : ndarray of shape (n,), optional
+        Row weights ``v_i`` multiplying ``C``.
+
+    Returns
+    -------
+    w : ndarray of shape (d,)
+        Zero off the support.
+    b : float
+    result : MipResult
+
+    Raises
+    ------
+    InfeasibleProblemError
+        If ``z`` cannot be held at margin 1 on ``support`` (not the case for a (P1)
+        solution).
+    """
+    X, y, v = _check_xy(X, y, sample_weight)
+    n, d = X.shape
+    S = np.flatnonzero(np.asarray(support, bool))
+    z = np.asarray(z, bool)
+    if z.shape != (n,):
+        raise ValueError(f"z must have shape ({n},), got {z.shape}")
+    if not C > 0:
+        raise ValueError(f"C must be > 0, got {C}")
+    s = S.size
+    A = sp.hstack(
+        [sp.csr_array(y[:, None] * X[:, S]), sp.csr_array(y[:, None]), sp.eye_array(n)],
+        format="csr",
+    )
+    Q = sp.diags_array(np.concatenate([np.ones(s), np.zeros(1 + n)])) if s else None
+    model = MipModel(
+        c=np.concatenate([np.zeros(s + 1), float(C) * v]),
+        A=A,
+        row_lower=np.ones(n),
+        row_upper=np.full(n, np.inf),
+        col_lower=np.concatenate([np.full(s + 1, -np.inf), np.zeros(n)]),
+        col_upper=np.concatenate([np.full(s + 1, np.inf), float(big_m) * (~z)]),
+        Q=Q,
+    )
+    res = solve_model(model, config)
+    if res.x is None:
+        raise InfeasibleProblemError(
+            f"(P2) is infeasible: the {int(z.sum())} rows with z=1 cannot all keep "
+            f"margin 1 using the {s} selected features ({res.status.value})"
+        )
+    w = np.zeros(d)
+    w[S] = res.x[:s]
+    return w, float(res.x[s]), res
+
+
+# ----------------------------------------------------------------------------- (P3)
+
+
+def kernel_upper_bounds(
+    z: np.ndarray,
+    C: float = 1.0,
+    big_m: float = 100.0,
+    sample_weight: np.ndarray | None = None,
+) -> np.ndarray:
+    """Dual upper bounds of (P3) as a box QP: ``M2`` on rows ``z_i = 1``, else ``C v_i``.
+
+    Parameters
+    ----------
+    z : ndarray of shape (n,) of bool
+        Rows held at margin 1 by (P1).
+    C : float
+        Penalty (libsvm convention).
+    big_m : float
+        ``M2``, the bound on the multipliers of the hard rows (SPEC S5 kernel form).
+    sample_weight : ndarray of shape (n,), optional
+        Row weights ``v_i``.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        ``u_i``; pass ``u / C`` as ``sample_weight`` to an S1 solver with penalty ``C``.
+    """
+    z = np.asarray(z, bool)
+    v = (
+        np.ones(z.shape[0])
+        if sample_weight is None
+        else np.asarray(sample_weight, float)
+    )
+    return np.where(z, np.maximum(float(big_m), float(C) * v), float(C) * v)
+
+
+# ----------------------------------------------------------------------- comparator
+
+
+def build_cardinality_miqp(
+    X: np.ndarray,
+    y: np.ndarray,
+    k_max: int,
+    C: float = 1.0,
+    big_m: float = 100.0,
+    sample_weight: np.ndarray | None = None,
+) -> MipModel:
+    """Cardinality-constrained SVM MIQP, columns ``[w (d), b, xi (n), delta (d)]``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Training rows.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    k_max : int
+        At most ``k_max`` features.
+    C : float
+        Penalty (libsvm convention).
+    big_m : float
+        ``M`` in ``|w_k| <= M delta_k``.
+    sample_weight : ndarray of shape (n,), optional
+        Row weights multiplying ``C``.
+
+    Returns
+    -------
+    MipModel
+        Convex MIQP (``Q`` = identity on ``w``).
+    """
+    X, y, v = _check_xy(X, y, sample_weight)
+    n, d = X.shape
+    if not 0 <= int(k_max) <= d:
+        raise ValueError(f"k_max must be in [0, {d}], got {k_max}")
+    M = float(big_m)
+    eye = sp.eye_array(d, format="csr")
+    A = sp.vstack(
+        [
+            sp.hstack(
+                [
+                    sp.csr_array(y[:, None] * X),
+                    sp.csr_array(y[:, None]),
+                    sp.eye_array(n),
+                    sp.csr_array((n, d)),
+                ]
+            ),
+            sp.hstack([eye, sp.csr_array((d, 1 + n)), -M * eye]),
+            sp.hstack([-eye, sp.csr_array((d, 1 + n)), -M * eye]),
+            sp.csr_array(np.concatenate([np.zeros(d + 1 + n), np.ones(d)])[None, :]),
+        ],
+        format="csr",
+    )
+    n_cols = 2 * d + 1 + n
+    integrality = np.zeros(n_cols, dtype=bool)
+    integrality[d + 1 + n :] = True
+    return MipModel(
+        c=np.concatenate([np.zeros(d + 1), float(C) * v, np.zeros(d)]),
+        A=A,
+        row_lower=np.concatenate([np.ones(n), np.full(2 * d + 1, -np.inf)]),
+        row_upper=np.concatenate([np.full(n, np.inf), np.zeros(2 * d), [float(k_max)]]),
+        col_lower=np.concatenate([np.full(d, -M), [-np.inf], np.zeros(n + d)]),
+        col_upper=np.concatenate(
+            [np.full(d, M), [np.inf], np.full(n, np.inf), np.ones(d)]
+        ),
+        integrality=integrality,
+        Q=sp.diags_array(np.concatenate([np.ones(d), np.zeros(1 + n + d)])),
+    )
+
+
+@dataclass(frozen=True)
+class CardinalityResult:
+    """Outcome of the cardinality-constrained SVM.
+
+    Parameters
+    ----------
+    support : ndarray of shape (d,) of bool
+        Features used (``delta_k = 1``).
+    w : ndarray of shape (d,)
+    b : float
+    result : MipResult
+        Raw record (objective ``1/2 ||w||^2 + C sum xi``, bound, gap, runtime).
+    """
+
+    support: np.ndarray
+    w: np.ndarray
+    b: float
+    result: MipResult
+
+
+def solve_cardinality_svm(
+    X: np.ndarray,
+    y: np.ndarray,
+    k_max: int,
+    C: float = 1.0,
+    big_m: float = 100.0,
+    config: MipConfig | None = None,
+    warm_start: tuple[np.ndarray, float] | None = None,
+    sample_weight: np.ndarray | None = None,
+) -> CardinalityResult:
+    """Solve the cardinality-constrained SVM by outer approximation.
+
+    Parameters
+    ----------
+    X, y, k_max, C, big_m, sample_weight
+        As in :func:`build_cardinality_miqp`.
+    config : MipConfig, optional
+        Overall time limit and gap of the outer approximation.
+    warm_start : (w, b), optional
+        A linear SVM on all features; its ``k_max`` largest ``|w_k|`` give the start.
+
+    Returns
+    -------
+    CardinalityResult
+
+    Raises
+    ------
+    SolverError
+        If no feasible point is found within the time limit.
+    """
+    X, y, v = _check_xy(X, y, sample_weight)
+    n, d = X.shape
+    model = build_cardinality_miqp(X, y, k_max, C, big_m, sample_weight=v)
+    start = None
+    if warm_start is not None:
+        w0 = np.clip(np.asarray(warm_start[0], float), -big_m, big_m)
+        keep = np.zeros(d, bool)
+        keep[np.argsort(-np.abs(w0))[: int(k_max)]] = True
+        w0 = np.where(keep, w0, 0.0)
+        b0 = float(warm_start[1])
+        xi = np.maximum(0.0, 1.0 - y * (X @ w0 + b0))
+        start = np.concatenate([w0, [b0], xi, keep.astype(float)])
+    res = solve_model(model, config, start=start)
+    if res.x is None:
+        raise SolverError(
+            f"cardinality SVM: no feasible point ({res.status.value}: {res.message})"
+        )
+    delta = res.x[d + 1 + n :] > 0.5
+    w = np.where(delta, res.x[:d], 0.0)
+    return CardinalityResult(support=delta, w=w, b=float(res.x[d]), result=res)
