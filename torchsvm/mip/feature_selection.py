@@ -150,8 +150,12 @@ def _floors_or_raise(
     min_tpr: float,
     min_tnr: float,
     alpha: float | None,
+    v: np.ndarray,
 ) -> tuple[float, float]:
-    n_pos, n_neg = int((y > 0).sum()), int((y < 0).sum())
+    # NOTE: with weighted rows (k-means centroids) the Hoeffding n is the number of
+    # original rows the class stands for, i.e. its total weight.
+    n_pos = max(1, round(float(v[y > 0].sum())))
+    n_neg = max(1, round(float(v[y < 0].sum())))
     p_pos = rate_floor(min_tpr, n_pos, alpha)
     p_neg = rate_floor(min_tnr, n_neg, alpha)
     for name, p0, p, n in (
@@ -418,7 +422,7 @@ def solve_feature_selection(
     """
     X, y, v = _check_xy(X, y, sample_weight)
     d = X.shape[1]
-    p_pos, p_neg = _floors_or_raise(y, min_tpr, min_tnr, hoeffding_alpha)
+    p_pos, p_neg = _floors_or_raise(y, min_tpr, min_tnr, hoeffding_alpha, v)
     model = build_selection_milp(
         X, y, p_pos, p_neg, feature_costs, big_m, sample_weight=sample_weight
     )
