@@ -1,0 +1,479 @@
+"""Batched dual solver for weighted SVMs sharing one kernel (SPEC S1, S1b, S8).
+
+Every problem ``p`` of a batch solves (libsvm convention)::
+
+    min_a  1/2 a^T Q a + 1/2 sum_i s_pi a_i^2 - 1^T a
+    s.t.   y^T a = 0,   0 <= a_i <= u_pi,
+
+with ``Q = diag(y) K diag(y)`` shared. The method is ADMM with the splitting ``a = z``:
+
+- the ``a``-step minimises ``1/2 a^T Q a - 1^T a + rho_p/2 ||a - z_p + lam_p||^2`` subject
+  to ``y^T a = 0``. With one factorisation ``Q = V diag(e) V^T`` (eigendecomposition for
+  kernels; thin SVD of ``diag(y) X`` for the linear kernel, where the complement of
+  ``V`` has eigenvalue 0) the solve for *all* problems is two GEMMs,
+  ``(P, n) @ (n, k)`` and back, for any per-problem ``rho_p``: ``(Q + rho I)^{-1} =
+  V diag(1/(e + rho)) V^T + (I - V V^T)/rho``. The equality constraint is a rank-one
+  Schur complement whose multiplier is the SVM intercept.
+- the ``z``-step is elementwise: ``z = clip(rho v / (rho + s), 0, u)``, which is where the
+  S1b diagonal shift lives, so S1b costs nothing extra;
+- ``rho_p`` is adapted per problem (OSQP's residual-balancing rule) at no refactorisation
+  cost, and over-relaxation is used.
+
+Every ``check_every`` iterations (the only host synchronisations) the iterate is
+projected onto the feasible set and certified by its duality gap
+(:func:`torchsvm.solvers.kkt.duality_gap`); problems whose relative gap is below
+``tol`` are removed from the working set, so converged problems stop costing work.
+The batch is split into chunks that fit the memory budget.
+
+When ``n`` is too large to factorise (``n > max_factor_n`` for nonlinear kernels) the
+fallback is FISTA with adaptive restart on the same dual, with the exact projection onto
+``{0 <= a <= u, y^T a = 0}`` and ``Q a`` computed from kernel blocks (cached whole when it
+fits the budget). It is slower per digit of accuracy but needs no factorisation.
+Measured choices are recorded in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from torchsvm.config import SolverConfig
+from torchsvm.kernels import compute_kernel
+from torchsvm.problems.svm import BatchedSvmProblem
+from torchsvm.solvers.kkt import duality_gap, project_feasible
+from torchsvm.solvers.solution import BatchedSvmSolution
+from torchsvm.types import SolveStatus
+
+logger = logging.getLogger(__name__)
+
+_OPT = SolveStatus.optimal.code
+_MAXIT = SolveStatus.max_iter.code
+
+
+@dataclass(frozen=True)
+class SharedFactor:
+    """``Q = V diag(e) V^T`` (+ zero eigenvalues on the complement of ``V``).
+
+    Attributes
+    ----------
+    V : tensor of shape (n, k)
+    Vt : tensor of shape (k, n)
+    e : tensor of shape (k,)
+    y_tilde : tensor of shape (k,)
+        ``V^T y``.
+    """
+
+    V: torch.Tensor
+    Vt: torch.Tensor
+    e: torch.Tensor
+    y_tilde: torch.Tensor
+    n: int
+
+    def matvec(self, A: torch.Tensor) -> torch.Tensor:
+        """``A @ Q`` for a batch of row vectors: tensor of shape (P, n)."""
+        return ((A @ self.V) * self.e) @ self.Vt
+
+    @property
+    def mean_diag(self) -> float:
+        return float(self.e.sum()) / self.n
+
+
+def build_factor(problem: BatchedSvmProblem, eig_rel_tol: float = 1e-13) -> SharedFactor:
+    """Factorise the shared ``Q`` once (float64 internally, cast to the problem dtype)."""
+    X = problem.X.to(torch.float64)
+    y = problem.y.to(torch.float64)
+    n, d = X.shape
+    if problem.kernel == "linear" and d < n:
+        Z = X * y[:, None]
+        Uz, sv, _ = torch.linalg.svd(Z, full_matrices=False)
+        e, V = sv * sv, Uz
+    else:
+        if problem.kernel == "linear":
+            K = X @ X.T
+        else:
+            K = compute_kernel(X, kernel=problem.kernel, gamma=problem.gamma,
+                               degree=problem.degree, coef0=problem.coef0)
+        Q = K * y[:, None] * y[None, :]
+        del K
+        e, V = torch.linalg.eigh(Q)
+        del Q
+    emax = float(e.max()) if e.numel() else 0.0
+    keep = e > eig_rel_tol * max(emax, 1e-300)
+    e, V = e[keep], V[:, keep]
+    dt = problem.dtype
+    V = V.to(dt).contiguous()
+    return SharedFactor(
+        V=V, Vt=V.T.contiguous(), e=e.to(dt), y_tilde=(V.T @ problem.y.to(dt)), n=n
+    )
+
+
+class KernelOperator:
+    """``A @ Q`` from kernel blocks, for the first-order fallback (no factorisation)."""
+
+    def __init__(self, problem: BatchedSvmProblem, memory_bytes: int) -> None:
+        self.problem = problem
+        n = problem.n_samples
+        itemsize = torch.finfo(problem.dtype).bits // 8
+        self.block = max(1, min(n, (memory_bytes // 4) // max(1, n * itemsize)))
+        self.K: torch.Tensor | None = None
+        if n * n * itemsize <= memory_bytes // 2:
+            self.K = self._kernel_rows(0, n)
+
+    def _kernel_rows(self, s: int, e: int) -> torch.Tensor:
+        p = self.problem
+        return compute_kernel(p.X[s:e], p.X, kernel=p.kernel, gamma=p.gamma,
+                              degree=p.degree, coef0=p.coef0)
+
+    def matvec(self, A: torch.Tensor) -> torch.Tensor:
+        y = self.problem.y
+        Ay = A * y
+        if self.K is not None:
+            return (Ay @ self.K) * y
+        n = self.problem.n_samples
+        out = torch.empty_like(A)
+        for s in range(0, n, self.block):
+            e = min(n, s + self.block)
+            out[:, s:e] = Ay @ self._kernel_rows(s, e).T
+        return out * y
+
+    def max_eigenvalue(self, n_iter: int = 50) -> float:
+        gen = torch.Generator(device="cpu").manual_seed(0)
+        v = torch.rand((1, self.problem.n_samples), generator=gen, dtype=torch.float64)
+        v = v.to(device=self.problem.device, dtype=self.problem.dtype)
+        lam = 1.0
+        for _ in range(n_iter):
+            w = self.matvec(v)
+            lam = float(w.norm())
+            v = w / max(lam, 1e-300)
+        return lam
+
+
+def polish(
+    A: torch.Tensor,
+    y: torch.Tensor,
+    U: torch.Tensor,
+    S: torch.Tensor | None,
+    matvec: Callable[[torch.Tensor], torch.Tensor],
+    n_steps: int,
+    n_rounds: int = 4,
+) -> torch.Tensor:
+    """Active-set polish by face-restricted conjugate gradients (Moré–Toraldo GPCG).
+
+    Starting from a feasible ``A`` (rows are problems), each round fixes the coordinates
+    whose bound is binding (``a_i = 0`` with reduced gradient ``> 0``, ``a_i = u_i`` with
+    reduced gradient ``< 0``; the reduced gradient uses the least-squares intercept of the
+    free set) and runs conjugate gradients on the remaining face with ``y^T a = 0``
+    enforced by projection. A CG step that would leave the box is truncated at the
+    boundary, the coordinate that hit it is pinned and CG restarts, so the objective
+    decreases monotonically and singular faces (the linear kernel's null space) are safe.
+    One batched matvec with the shared ``Q`` per step; no per-problem Python loop.
+    """
+    inf = torch.full((), math.inf, dtype=A.dtype, device=A.device)
+
+    def hess(v: torch.Tensor) -> torch.Tensor:
+        hv = matvec(v)
+        return hv if S is None else hv + S * v
+
+    fin = torch.finfo(A.dtype)
+    rel_tol, big, tiny = max(1e-12, 16 * fin.eps), fin.max / 4, fin.tiny
+    G = hess(A) - 1.0
+    steps_left = n_steps
+    for _ in range(n_rounds):
+        tol_a = rel_tol * U.clamp_max(big) + tiny
+        interior = (A > tol_a) & (A < U - tol_a)
+        ni = interior.sum(1, keepdim=True).to(A.dtype)
+        b = -(torch.where(interior, G * y, 0.0)).sum(1, keepdim=True) / ni.clamp_min(1.0)
+        red = G + b * y
+        m = ~(((A <= tol_a) & (red >= 0)) | ((A >= U - tol_a) & (red <= 0)) | (U <= 0))
+        restart = torch.ones(A.shape[0], dtype=torch.bool, device=A.device)
+        p = torch.zeros_like(A)
+        rr = torch.zeros(A.shape[0], dtype=A.dtype, device=A.device)
+        for _ in range(max(1, steps_left // n_rounds)):
+            mf = m.to(A.dtype)
+            my = mf * y
+            nf = mf.sum(1, keepdim=True).clamp_min(1.0)
+            r = -(mf * G)
+            r = r - my * ((my * r).sum(1, keepdim=True) / nf)
+            rr_new = (r * r).sum(1)
+            beta = torch.where(restart | (rr <= 0), 0.0, rr_new / rr.clamp_min(tiny))
+            p = r + beta[:, None] * p
+            p = mf * p
+            p = p - my * ((my * p).sum(1, keepdim=True) / nf)
+            rr = rr_new
+            Hp = hess(p)
+            pHp = (p * Hp).sum(1)
+            t_cg = torch.where(pHp > 0, (r * p).sum(1) / pHp.clamp_min(tiny), inf)
+            ratio_lo = torch.where(p < 0, A / (-p).clamp_min(tiny), inf)
+            ratio_up = torch.where(p > 0, (U - A) / p.clamp_min(tiny), inf)
+            t_max = torch.minimum(ratio_lo, ratio_up).amin(1)
+            hit = t_max <= t_cg
+            t = torch.where(hit, t_max, t_cg)
+            t = torch.where(torch.isfinite(t) & (rr > 0), t, 0.0)
+            A = torch.minimum((A + t[:, None] * p).clamp_min(0.0), U)
+            G = G + t[:, None] * Hp
+            # pin coordinates that reached a bound along the step
+            reached = ((A <= tol_a) & (p < 0)) | ((A >= U - tol_a) & (p > 0))
+            m = m & ~(reached & hit[:, None])
+            restart = hit
+        steps_left -= max(1, steps_left // n_rounds)
+        if steps_left <= 0:
+            break
+    return project_feasible(A, y, U)
+
+
+class BoxQpSolver:
+    """Batched solver of SVM duals sharing ``Q``; called as ``solver(problem, init=None)``.
+
+    Parameters
+    ----------
+    config : SolverConfig
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from torchsvm.problems.svm import BatchedSvmProblem
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 3)); y = np.where(X[:, 0] > 0, 1, -1)
+    >>> prob = BatchedSvmProblem.from_weights(X, y, C=[0.1, 1.0, 10.0], kernel="linear")
+    >>> sol = BoxQpSolver()(prob)
+    >>> bool(sol.converged.all()), tuple(sol.alpha.shape)
+    (True, (3, 40))
+    """
+
+    def __init__(self, config: SolverConfig | None = None) -> None:
+        self.config = config or SolverConfig()
+
+    # ------------------------------------------------------------------ public
+    def __call__(
+        self,
+        problem: BatchedSvmProblem,
+        init: BatchedSvmSolution | torch.Tensor | None = None,
+        *,
+        factor: SharedFactor | None = None,
+    ) -> BatchedSvmSolution:
+        """Solve every problem of the batch.
+
+        Parameters
+        ----------
+        problem : BatchedSvmProblem
+        init : BatchedSvmSolution or tensor of shape (P, n), optional
+            Warm start (dual variables; projected onto each problem's feasible set).
+        factor : SharedFactor, optional
+            A factorisation of ``Q`` computed earlier for the same ``X``, ``y``, kernel.
+        """
+        cfg = self.config
+        P, n = problem.n_problems, problem.n_samples
+        method = cfg.method
+        if method == "auto":
+            nonlinear = problem.kernel != "linear"
+            method = "fista" if (nonlinear and n > cfg.max_factor_n) else "admm"
+        init_alpha = init.alpha if isinstance(init, BatchedSvmSolution) else init
+        init_rho = init.rho if isinstance(init, BatchedSvmSolution) else None
+        if init_alpha is not None and tuple(init_alpha.shape) != (P, n):
+            raise ValueError(f"init must have shape (P, n) = ({P}, {n}); got {tuple(init_alpha.shape)}")
+        budget = self._memory_budget(problem)
+        with torch.inference_mode():
+            if method == "admm":
+                op: SharedFactor | KernelOperator = factor or build_factor(problem, cfg.eig_rel_tol)
+                k = op.e.shape[0]  # type: ignore[union-attr]
+                per_problem = (14 * n + 6 * k) * problem.X.element_size()
+            else:
+                op = KernelOperator(problem, budget)
+                per_problem = 12 * n * problem.X.element_size()
+            chunk = int(max(1, min(P, budget // max(1, per_problem))))
+            parts = []
+            for s in range(0, P, chunk):
+                sub = problem.select(slice(s, s + chunk))
+                a0 = None if init_alpha is None else init_alpha[s : s + chunk].to(problem.device, problem.dtype)
+                r0 = None if init_rho is None else init_rho[s : s + chunk].to(problem.device, problem.dtype)
+                if method == "admm":
+                    parts.append(self._admm(sub, op, a0, r0))  # type: ignore[arg-type]
+                else:
+                    parts.append(self._fista(sub, op, a0))  # type: ignore[arg-type]
+            alpha, b, status, n_iter, primal, dual, gap, rho = (
+                torch.cat([p[i] for p in parts]) for i in range(8)
+            )
+            w = None
+            if problem.kernel == "linear":
+                w = (alpha * problem.y) @ problem.X
+        n_bad = int((status != _OPT).sum())
+        if n_bad:
+            logger.warning("%d of %d problems stopped at max_iter=%d (gap above tol=%g)",
+                           n_bad, P, cfg.max_iter, cfg.tol)
+        return BatchedSvmSolution(alpha=alpha, b=b, w=w, status=status, n_iter=n_iter,
+                                  primal=primal, dual=dual, duality_gap=gap, rho=rho)
+
+    # ---------------------------------------------------------------- helpers
+    def _memory_budget(self, problem: BatchedSvmProblem) -> int:
+        if self.config.memory_bytes is not None:
+            return int(self.config.memory_bytes)
+        if problem.device.type == "cuda":
+            free, _ = torch.cuda.mem_get_info(problem.device)
+            return int(0.6 * free)
+        return 4 * 2**30
+
+    def _admm(
+        self,
+        prob: BatchedSvmProblem,
+        F: SharedFactor,
+        a0: torch.Tensor | None,
+        r0: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, ...]:
+        cfg = self.config
+        y, n = prob.y, prob.n_samples
+        P = prob.n_problems
+        dt, dev = prob.dtype, prob.device
+        U_all, S_all = prob.U, prob.S
+        e, V, Vt, yt = F.e, F.V, F.Vt, F.y_tilde
+
+        # outputs
+        out_alpha = torch.zeros((P, n), dtype=dt, device=dev)
+        out_b = torch.zeros(P, dtype=dt, device=dev)
+        out_status = torch.full((P,), _MAXIT, dtype=torch.long, device=dev)
+        out_iter = torch.zeros(P, dtype=torch.long, device=dev)
+        out_primal = torch.zeros(P, dtype=dt, device=dev)
+        out_dual = torch.zeros(P, dtype=dt, device=dev)
+        out_gap = torch.full((P,), math.inf, dtype=dt, device=dev)
+        out_rho = torch.zeros(P, dtype=dt, device=dev)
+
+        ids = torch.arange(P, device=dev)
+        U = U_all
+        S = S_all
+        rho0 = cfg.rho if cfg.rho is not None else max(F.mean_diag, 1e-8)
+        rho = r0.clone() if r0 is not None else torch.full((P,), rho0, dtype=dt, device=dev)
+        z = project_feasible(a0, y, U) if a0 is not None else torch.zeros((P, n), dtype=dt, device=dev)
+        lam = torch.zeros_like(z)
+        sig = cfg.relaxation
+        sqrt_n = math.sqrt(n)
+
+        def rho_terms(rho: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            dinv = 1.0 / (e[None, :] + rho[:, None]) - 1.0 / rho[:, None]  # (R, k)
+            ySy = n / rho + (dinv * (yt * yt)[None, :]).sum(1)  # (R,)
+            return dinv, ySy
+
+        dinv, ySy = rho_terms(rho)
+        it = 0
+        z_prev = z
+        Bp: torch.Tensor | None = None
+        while ids.numel() > 0 and it < cfg.max_iter:
+            steps = min(cfg.check_every, cfg.max_iter - it)
+            for _ in range(steps):
+                z_prev = z
+                r = 1.0 + rho[:, None] * (z - lam)
+                c = r @ V
+                ySr = (r @ y) / rho + (c * dinv) @ yt
+                bmul = ySr / ySy
+                alpha = (r - bmul[:, None] * y) / rho[:, None] + ((c - bmul[:, None] * yt) * dinv) @ Vt
+                ahat = sig * alpha + (1.0 - sig) * z
+                v = ahat + lam
+                if S is None:
+                    z = torch.minimum(v.clamp_min(0.0), U)
+                else:
+                    z = torch.minimum((rho[:, None] * v / (rho[:, None] + S)).clamp_min(0.0), U)
+                lam = v - z
+            it += steps
+
+            # ---- certificate on the projected iterate (host sync here only)
+            A = project_feasible(z, y, U)
+            QA = F.matvec(A)
+            primal, dual, rel, b = duality_gap(A, QA, y, U, S)
+            if cfg.polish and it >= cfg.polish_after:
+                # the polished track (monotone face-CG) starts from the better of its
+                # last point and ADMM's projected iterate, judged by the QP objective
+                obj_a = 0.5 * (A * QA).sum(1) - A.sum(1)
+                if S is not None:
+                    obj_a = obj_a + 0.5 * (S * A * A).sum(1)
+                if Bp is None:
+                    start_pt = A
+                else:
+                    QB = F.matvec(Bp)
+                    obj_b = 0.5 * (Bp * QB).sum(1) - Bp.sum(1)
+                    if S is not None:
+                        obj_b = obj_b + 0.5 * (S * Bp * Bp).sum(1)
+                    start_pt = torch.where((obj_b < obj_a)[:, None], Bp, A)
+                Bp = polish(start_pt, y, U, S, F.matvec, cfg.polish_iter)
+                QB = F.matvec(Bp)
+                p2, d2, rel2, b2 = duality_gap(Bp, QB, y, U, S)
+                better = rel2 < rel
+                bt = better[:, None]
+                A = torch.where(bt, Bp, A)
+                primal, dual = torch.where(better, p2, primal), torch.where(better, d2, dual)
+                rel, b = torch.where(better, rel2, rel), torch.where(better, b2, b)
+            done = rel <= cfg.tol
+            if it >= cfg.max_iter:
+                done = torch.ones_like(done)
+            if bool(done.any()):
+                gi = ids[done]
+                out_alpha[gi] = A[done]
+                out_b[gi] = b[done]
+                out_status[gi] = torch.where(rel[done] <= cfg.tol, _OPT, _MAXIT)
+                out_iter[gi] = it
+                out_primal[gi] = primal[done]
+                out_dual[gi] = dual[done]
+                out_gap[gi] = rel[done]
+                out_rho[gi] = rho[done]
+                keep = ~done
+                ids, z, z_prev, lam, rho = ids[keep], z[keep], z_prev[keep], lam[keep], rho[keep]
+                if Bp is not None:
+                    Bp = Bp[keep]
+                alpha = alpha[keep]
+                U = U[keep]
+                S = None if S is None else S[keep]
+                if ids.numel() == 0:
+                    break
+            # ---- residual balancing of rho (per problem, no refactorisation)
+            prim = (alpha - z).norm(dim=1) / torch.maximum(alpha.norm(dim=1), z.norm(dim=1)).clamp_min(1e-12)
+            dual_r = (rho[:, None] * (z - z_prev)).norm(dim=1) / torch.maximum(
+                (rho[:, None] * lam).norm(dim=1), torch.full_like(rho, sqrt_n))
+            ratio = torch.sqrt(prim.clamp_min(1e-12) / dual_r.clamp_min(1e-12))
+            change = (ratio > 3.0) | (ratio < 1.0 / 3.0)
+            if bool(change.any()):
+                new_rho = torch.where(change, (rho * ratio).clamp(1e-8, 1e8), rho)
+                lam = lam * (rho / new_rho)[:, None]
+                rho = new_rho
+            dinv, ySy = rho_terms(rho)
+        return (out_alpha, out_b, out_status, out_iter, out_primal, out_dual, out_gap, out_rho)
+
+    def _fista(
+        self, prob: BatchedSvmProblem, op: KernelOperator, a0: torch.Tensor | None
+    ) -> tuple[torch.Tensor, ...]:
+        cfg = self.config
+        y, n, P = prob.y, prob.n_samples, prob.n_problems
+        dt, dev = prob.dtype, prob.device
+        U, S = prob.U, prob.S
+        L = 1.02 * op.max_eigenvalue() + (0.0 if S is None else float(S.max()))
+        x = project_feasible(a0, y, U) if a0 is not None else torch.zeros((P, n), dtype=dt, device=dev)
+        yk, t = x.clone(), torch.ones(P, dtype=dt, device=dev)
+        status = torch.full((P,), _MAXIT, dtype=torch.long, device=dev)
+        n_iter = torch.full((P,), cfg.max_iter, dtype=torch.long, device=dev)
+        active = torch.ones(P, dtype=torch.bool, device=dev)
+        primal = dual = gap = b = torch.zeros(P, dtype=dt, device=dev)
+        it = 0
+        while it < cfg.max_iter:
+            for _ in range(min(cfg.check_every, cfg.max_iter - it)):
+                grad = op.matvec(yk) - 1.0
+                if S is not None:
+                    grad = grad + S * yk
+                x_new = project_feasible(yk - grad / L, y, U)
+                restart = ((grad * (x_new - x)).sum(1) > 0) & active
+                t_new = 0.5 * (1.0 + torch.sqrt(1.0 + 4.0 * t * t))
+                mom = torch.where(restart, 0.0, (t - 1.0) / t_new)
+                t = torch.where(restart, 1.0, t_new)
+                step = torch.where(active[:, None], x_new, x)
+                yk = step + mom[:, None] * (step - x)
+                x = step
+            it += cfg.check_every
+            QA = op.matvec(x)
+            primal, dual, gap, b = duality_gap(x, QA, y, U, S)
+            newly = active & (gap <= cfg.tol)
+            status[newly] = _OPT
+            n_iter[newly] = min(it, cfg.max_iter)
+            active &= ~newly
+            if not bool(active.any()):
+                break
+        rho = torch.zeros(P, dtype=dt, device=dev)
+        return (x, b, status, n_iter, primal, dual, gap, rho)
