@@ -37,9 +37,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip_data = pytest.mark.skip(reason="staged datasets (../shared/data) not found")
     data = shared_data_dir()
     for item in items:
-        if "gpu" in item.keywords and not has_cuda:
+        if item.get_closest_marker("gpu") is not None and not has_cuda:
             item.add_marker(skip_gpu)
-        if "data" in item.keywords and data is None:
+        if item.get_closest_marker("data") is not None and data is None:
             item.add_marker(skip_data)
 
 

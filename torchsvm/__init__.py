@@ -5,25 +5,69 @@ See README.md and SPEC S1-S8 for the methods.
 
 from __future__ import annotations
 
+from torchsvm import dea, metrics
+from torchsvm.config import SolverConfig
+from torchsvm.data.datasets import Dataset, list_datasets, load_dataset
+from torchsvm.estimators.calibration import (
+    BetaCalibrator,
+    BinningCalibrator,
+    CalibratedSVC,
+    IsotonicCalibrator,
+    KernelLogisticRegression,
+    PlattCalibrator,
+    SoftmaxCalibrator,
+    SollichCalibrator,
+    Svm01Calibrator,
+    SvmPPCalibrator,
+    make_calibrator,
+)
+from torchsvm.estimators.svc import BatchedSVC, WeightedSVC
 from torchsvm.exceptions import (
     ConvergenceWarning,
     DataError,
+    DatasetNotFoundError,
     InfeasibleProblemError,
     SolverError,
     SolverTimeLimitWarning,
     TorchSvmError,
 )
+from torchsvm.problems.svm import BatchedSvmProblem
+from torchsvm.solvers.box_qp import BoxQpSolver
+from torchsvm.solvers.solution import BatchedSvmSolution
 from torchsvm.types import SolveStatus
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BatchedSVC",
+    "BatchedSvmProblem",
+    "BatchedSvmSolution",
+    "BetaCalibrator",
+    "BinningCalibrator",
+    "BoxQpSolver",
+    "CalibratedSVC",
     "ConvergenceWarning",
     "DataError",
+    "Dataset",
+    "DatasetNotFoundError",
     "InfeasibleProblemError",
+    "IsotonicCalibrator",
+    "KernelLogisticRegression",
+    "PlattCalibrator",
+    "SoftmaxCalibrator",
     "SolveStatus",
+    "SolverConfig",
     "SolverError",
     "SolverTimeLimitWarning",
+    "SollichCalibrator",
+    "Svm01Calibrator",
+    "SvmPPCalibrator",
     "TorchSvmError",
+    "WeightedSVC",
     "__version__",
+    "dea",
+    "list_datasets",
+    "load_dataset",
+    "make_calibrator",
+    "metrics",
 ]
