@@ -17,8 +17,9 @@ from torchsvm.mip.highs import (
     check_feasible,
     model_objective,
     solve_model,
+    validate_model,
 )
-from torchsvm.mip.outer_approx import factor_psd, solve_convex_miqp
+from torchsvm.mip.outer_approx import factor_psd, solve_convex_miqp, solve_qp_ipm
 from torchsvm.types import SolveStatus
 
 
@@ -232,3 +233,23 @@ def test_factor_psd_reconstructs() -> None:
     L = factor_psd(G @ G.T)
     assert L.shape == (7, 3)
     np.testing.assert_allclose(L @ L.T, G @ G.T, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_qp_ipm_matches_highs_qp(seed: int) -> None:
+    model = random_miqp(seed)
+    qp = validate_model(replace(model, integrality=None))
+    ref = solve_model(qp)
+    res = solve_qp_ipm(qp)
+    assert res.status is SolveStatus.optimal
+    assert res.objective == pytest.approx(ref.objective, rel=1e-6, abs=1e-7)
+    assert check_feasible(qp, res.x, tol=1e-7)[0]
+
+
+def test_oa_highs_qp_option_matches_ipm() -> None:
+    model = random_miqp(2)
+    a = solve_convex_miqp(model, qp_solver="highs")
+    b = solve_convex_miqp(model, qp_solver="ipm")
+    assert a.objective == pytest.approx(b.objective, rel=1e-5, abs=1e-6)
+    with pytest.raises(ValueError, match="qp_solver"):
+        solve_convex_miqp(model, qp_solver="cplex")

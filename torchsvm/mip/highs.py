@@ -585,7 +585,9 @@ def solve_model(
     Notes
     -----
     Q with integers is a convex MIQP, which HiGHS refuses: it is dispatched to
-    :func:`torchsvm.mip.outer_approx.solve_convex_miqp` (SPEC S5 "Solving").
+    :func:`torchsvm.mip.outer_approx.solve_convex_miqp` (SPEC S5 "Solving"). A convex
+    QP on which the HiGHS active-set solver fails is re-solved by the dense interior
+    point :func:`torchsvm.mip.outer_approx.solve_qp_ipm`.
     """
     config = MipConfig() if config is None else config
     model = validate_model(model)
@@ -593,7 +595,30 @@ def solve_model(
         from torchsvm.mip.outer_approx import solve_convex_miqp
 
         return solve_convex_miqp(model, config, start)
-    return _run(_new_highs(), model, config, config.time_limit, start)
+    try:
+        return _run(_new_highs(), model, config, config.time_limit, start)
+    except SolverError:
+        if model.Q is None:
+            raise
+        # NOTE: the HiGHS active-set QP fails on some degenerate semidefinite QPs
+        # (e.g. the CSVM kernel form); fall back to the dense interior point.
+        from torchsvm.mip.outer_approx import solve_qp_ipm
+
+        logger.info("HiGHS QP failed; solving with the interior point instead")
+        t0 = time.perf_counter()
+        flip = model.sense == "max"
+        m = model
+        if flip:
+            assert model.Q is not None
+            m = replace(
+                model, c=-model.c, Q=-model.Q, offset=-model.offset, sense="min"
+            )
+        res = solve_qp_ipm(m, time_limit=config.time_limit)
+        if res.status is not SolveStatus.optimal:
+            raise
+        if flip:
+            res = replace(res, objective=-res.objective, bound=-res.bound)
+        return replace(res, runtime=time.perf_counter() - t0)
 
 
 def solve_lp_batch(

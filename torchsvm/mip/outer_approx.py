@@ -16,13 +16,14 @@ of a dense ``Q``).
 
 Algorithm (Duran & Grossmann's outer approximation, disaggregated epigraphs):
 
-0. Continuous relaxation (integrality dropped, HiGHS QP): a lower bound and the first
+0. Continuous relaxation (integrality dropped, same QP solver): a lower bound and the first
    cut point; infeasible relaxation => infeasible model. If a ``start`` is given its
    integers are fixed and the QP polished to give the first incumbent and cuts.
 1. Master MILP over ``(x, r, t)``: ``min c x + sum_k t_k + offset`` with the tangent cuts
    ``t_k >= 0.5 rho_k^2 + rho_k (r_k - rho_k)`` at every cut point ``rho``; its proven
    dual bound is the lower bound ``LB``. It is warm-started with the incumbent.
-2. With the integers fixed at the master solution, the convex QP (HiGHS QP) gives a
+2. With the integers fixed at the master solution, the convex QP (our dense
+   interior point :func:`solve_qp_ipm`, or the HiGHS QP on the lifted model) gives a
    feasible point: upper bound ``UB`` and incumbent; cuts are added at the QP solution
    (all ``k``) and at the master point (only the violated ``k``, Kelley cuts).
 3. Stop when ``UB - LB <= mip_rel_gap * max(1, |UB|)`` (status optimal), at the time limit
@@ -44,6 +45,7 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 
 from torchsvm.exceptions import ConvergenceWarning, SolverTimeLimitWarning
@@ -60,7 +62,7 @@ from torchsvm.types import SolveStatus
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["factor_psd", "solve_convex_miqp"]
+__all__ = ["factor_psd", "solve_convex_miqp", "solve_qp_ipm"]
 
 
 def factor_psd(Q: sp.sparray | np.ndarray, rel_tol: float = 1e-10) -> np.ndarray:
@@ -216,6 +218,7 @@ def _finish(
     else:
         gap = max(0.0, ub - lb) / max(1.0, abs(ub))
         obj = ub
+        lb = min(lb, ub)  # the master's tolerances can put LB a hair above UB
     return MipResult(
         status=status,
         x=x,
@@ -236,6 +239,7 @@ def solve_convex_miqp(
     *,
     max_rounds: int = 200,
     factor: np.ndarray | None = None,
+    qp_solver: str = "ipm",
 ) -> MipResult:
     """Solve a convex MIQP exactly by outer approximation (SPEC S5 "Solving").
 
@@ -253,6 +257,10 @@ def solve_convex_miqp(
     factor : ndarray of shape (n, k), optional
         ``F`` with ``Q = F F^T`` (e.g. ``diag(y) X`` for a linear kernel), avoiding an
         eigendecomposition.
+    qp_solver : {"ipm", "highs"}
+        Solver of the fixed-integer and relaxed QPs: our dense interior point
+        (:func:`solve_qp_ipm`, default; falls back to HiGHS if it fails) or the HiGHS
+        active-set QP on the lifted model (which stalls on some degenerate CSVM QPs).
 
     Returns
     -------
@@ -276,6 +284,8 @@ def solve_convex_miqp(
     if model.Q is None or not model.has_integers:
         res = _solve_validated(model, config, config.time_limit, start, warn=True)
         return replace(res, objective=sign * res.objective, bound=sign * res.bound)
+    if qp_solver not in ("ipm", "highs"):
+        raise ValueError(f"qp_solver must be 'ipm' or 'highs', got {qp_solver!r}")
     lifted = _Lifted(model, factor)
     integ = lifted.integ
     int_idx = np.flatnonzero(integ)
@@ -288,6 +298,21 @@ def solve_convex_miqp(
     seen: set[bytes] = set()
     start_ok: bool | None = None
 
+    def qp(z: np.ndarray | None, tl: float) -> MipResult:
+        """Convex QP with the integers fixed at ``z`` (relaxed if None)."""
+        if qp_solver == "highs":
+            return _solve_validated(lifted.qp_model(z), config, tl)
+        lo, up = model.col_lower.copy(), model.col_upper.copy()
+        if z is not None:
+            lo[int_idx] = z
+            up[int_idx] = z
+        sub = replace(model, integrality=None, col_lower=lo, col_upper=up)
+        res = solve_qp_ipm(sub, time_limit=tl)
+        if res.status is SolveStatus.not_solved:
+            logger.info("interior point failed; retrying the QP with HiGHS")
+            return _solve_validated(lifted.qp_model(z), config, tl)
+        return res
+
     def polish(z: np.ndarray) -> MipResult | None:
         nonlocal best_x, ub
         key = np.round(z).astype(np.int64).tobytes()
@@ -295,14 +320,14 @@ def solve_convex_miqp(
         tl = remaining()
         if tl <= 0:
             return None
-        res = _solve_validated(lifted.qp_model(np.round(z)), config, tl)
+        res = qp(np.round(z), tl)
         if res.x is None:
             return res
         x = res.x[: lifted.n].copy()
         x[integ] = np.round(x[integ])
         val = model_objective(model, x)
         if res.status is SolveStatus.optimal:
-            lifted.add_cuts(res.x[lifted.n :])
+            lifted.add_cuts(lifted.r_of(x))
         if val < ub:
             ub, best_x = val, x
         return res
@@ -330,7 +355,7 @@ def solve_convex_miqp(
             lifted.add_cuts(lifted.r_of(start))
 
     # 0. continuous relaxation: bound + first cut point (keeps the master bounded).
-    relax = _solve_validated(lifted.qp_model(None), config, remaining())
+    relax = qp(None, remaining())
     if relax.status is SolveStatus.infeasible:
         return _finish(
             SolveStatus.infeasible,
@@ -357,7 +382,7 @@ def solve_convex_miqp(
         )
     if relax.status is SolveStatus.optimal and relax.x is not None:
         lb = relax.objective
-        lifted.add_cuts(relax.x[lifted.n :])
+        lifted.add_cuts(lifted.r_of(relax.x[: lifted.n]))
     elif relax.status is SolveStatus.time_limit:
         return timed_out(0, "time limit in the continuous relaxation")
     if (
@@ -450,3 +475,210 @@ def solve_convex_miqp(
         logger.debug("OA round %d: LB=%.8g UB=%.8g", rounds, lb, ub)
         if mres.status is SolveStatus.time_limit:
             return timed_out(rounds, "time limit in the master MILP")
+
+
+# --------------------------------------------------------------------------- QP by IPM
+
+
+def _step_length(
+    s: np.ndarray, lam: np.ndarray, ds: np.ndarray, dl: np.ndarray
+) -> float:
+    """Largest step in (0, 1] keeping ``s`` and ``lam`` non-negative."""
+    a = 1.0
+    neg = ds < 0
+    if neg.any():
+        a = min(a, float(np.min(-s[neg] / ds[neg])))
+    neg = dl < 0
+    if neg.any():
+        a = min(a, float(np.min(-lam[neg] / dl[neg])))
+    return a
+
+
+def solve_qp_ipm(
+    model: MipModel,
+    *,
+    time_limit: float = 300.0,
+    tol: float = 1e-9,
+    dual_tol: float = 1e-4,
+    max_iter: int = 200,
+) -> MipResult:
+    """Dense primal-dual interior-point method (Mehrotra) for a convex QP.
+
+    Solves ``min c x + 0.5 x^T Q x + offset`` s.t. rows, bounds (integrality ignored;
+    fixed columns are eliminated). Used for the outer approximation's QPs because the
+    HiGHS active-set QP can stall or fail on the degenerate, semidefinite CSVM QPs.
+
+    Parameters
+    ----------
+    model : MipModel
+        A validated model with ``sense="min"``.
+    time_limit : float
+        Seconds.
+    tol : float
+        Relative tolerance on the primal / dual residuals and the complementarity gap.
+    dual_tol : float
+        Dual residual accepted once the complementarity gap has vanished.
+    max_iter : int
+        Iteration cap.
+
+    Returns
+    -------
+    MipResult
+        ``optimal`` with ``x``, or ``not_solved`` / ``time_limit`` without one.
+    """
+    t0 = time.perf_counter()
+    n = model.n_cols
+    lo_c, up_c = np.asarray(model.col_lower), np.asarray(model.col_upper)
+    fixed = lo_c == up_c
+    free = np.flatnonzero(~fixed)
+    xf = lo_c[fixed]
+    Qf = None if model.Q is None else sp.csr_array(model.Q)
+    A = sp.csr_array(model.A) if model.A is not None else sp.csr_array((0, n))
+    shift = A[:, np.flatnonzero(fixed)] @ xf if fixed.any() else np.zeros(A.shape[0])
+    Af = A[:, free].toarray()
+    rl = np.asarray(model.row_lower) - shift
+    ru = np.asarray(model.row_upper) - shift
+    c = np.asarray(model.c, dtype=np.float64)[free].copy()
+    const = float(model.offset) + float(np.asarray(model.c)[fixed] @ xf)
+    if Qf is not None:
+        H = Qf[free][:, free].toarray()
+        if fixed.any():
+            Qff = Qf[free][:, np.flatnonzero(fixed)]
+            c += Qff @ xf
+            const += 0.5 * float(
+                xf @ (Qf[np.flatnonzero(fixed)][:, np.flatnonzero(fixed)] @ xf)
+            )
+    else:
+        H = np.zeros((free.size, free.size))
+    nf = free.size
+    eq = np.isfinite(rl) & (rl == ru)
+    AE, bE = Af[eq], rl[eq]
+    lo_rows = np.flatnonzero(~eq & np.isfinite(rl))
+    up_rows = np.flatnonzero(~eq & np.isfinite(ru))
+    # inequality rows G x <= h (dense part) and bound rows sgn * x_j <= hb
+    G = np.vstack([-Af[lo_rows], Af[up_rows]])
+    h = np.concatenate([-rl[lo_rows], ru[up_rows]])
+    lo_f, up_f = lo_c[free], up_c[free]
+    bl = np.flatnonzero(np.isfinite(lo_f))
+    bu = np.flatnonzero(np.isfinite(up_f))
+    bidx = np.concatenate([bl, bu])
+    bsgn = np.concatenate([-np.ones(bl.size), np.ones(bu.size)])
+    hb = np.concatenate([-lo_f[bl], up_f[bu]])
+    mG, mB, mE = G.shape[0], bidx.size, AE.shape[0]
+    m = mG + mB
+
+    def gx(x: np.ndarray) -> np.ndarray:
+        return np.concatenate([G @ x, bsgn * x[bidx]])
+
+    def gtv(v: np.ndarray) -> np.ndarray:
+        out = G.T @ v[:mG]
+        np.add.at(out, bidx, bsgn * v[mG:])
+        return out
+
+    hh = np.concatenate([h, hb])
+    x = np.zeros(nf)
+    if bl.size:
+        x[bl] = np.maximum(x[bl], lo_f[bl])
+    if bu.size:
+        x[bu] = np.minimum(x[bu], up_f[bu])
+    s = np.maximum(hh - gx(x), 1.0)
+    lam = np.ones(m)
+    nu = np.zeros(mE)
+    scale_c = 1.0 + np.linalg.norm(c, np.inf)
+    scale_h = 1.0 + (np.linalg.norm(hh, np.inf) if m else 0.0)
+    status = SolveStatus.not_solved
+    for _ in range(max_iter):
+        if time.perf_counter() - t0 > time_limit:
+            status = SolveStatus.time_limit
+            break
+        rd = H @ x + c + gtv(lam) + (AE.T @ nu if mE else 0.0)
+        rp = gx(x) + s - hh
+        re = AE @ x - bE if mE else np.zeros(0)
+        mu = float(s @ lam) / max(m, 1)
+        logger.debug(
+            "ipm rd=%.2e rp=%.2e re=%.2e mu=%.2e",
+            np.abs(rd).max(),
+            np.abs(rp).max() if m else 0,
+            np.abs(re).max() if mE else 0,
+            mu,
+        )
+        pobj = float(c @ x + 0.5 * x @ H @ x)
+        primal_ok = (m == 0 or np.linalg.norm(rp, np.inf) <= tol * scale_h) and (
+            mE == 0 or np.linalg.norm(re, np.inf) <= tol * (1 + np.abs(bE).max())
+        )
+        rd_n = float(np.linalg.norm(rd, np.inf)) / scale_c
+        # NOTE: on the semidefinite CSVM QPs the dual residual can stall (1e-7..1e-5)
+        # once the barrier is tiny (D spans 1e-12..1e12). A primal-feasible point with
+        # vanishing complementarity and rd <= dual_tol is accepted: the outer
+        # approximation only needs a feasible, near-optimal point (its bound comes
+        # from the HiGHS master).
+        if primal_ok and mu <= tol * max(1.0, abs(pobj)) / 10 and rd_n <= tol:
+            status = SolveStatus.optimal
+            break
+        if primal_ok and mu <= 1e-13 * max(1.0, abs(pobj)):
+            if rd_n <= dual_tol:
+                status = SolveStatus.optimal
+            break
+        D = lam / s
+        K = H + (G.T * D[:mG]) @ G
+        diag = np.zeros(nf)
+        np.add.at(diag, bidx, D[mG:])
+        K[np.diag_indices(nf)] += diag + 1e-11 * (1.0 + np.abs(np.diag(K)))
+        KKT = np.block([[K, AE.T], [AE, np.zeros((mE, mE))]]) if mE else K
+        try:
+            lu = scipy.linalg.lu_factor(KKT, check_finite=False)
+        except (ValueError, np.linalg.LinAlgError):
+            break
+
+        def newton(
+            rc: np.ndarray,
+            D: np.ndarray = D,
+            lu: tuple = lu,
+            KKT: np.ndarray = KKT,
+            rd: np.ndarray = rd,
+            rp: np.ndarray = rp,
+            re: np.ndarray = re,
+            s: np.ndarray = s,
+        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            rhs_x = -rd - gtv(D * rp - rc / s)
+            rhs = np.concatenate([rhs_x, -re]) if mE else rhs_x
+            sol = scipy.linalg.lu_solve(lu, rhs, check_finite=False)
+            sol += scipy.linalg.lu_solve(lu, rhs - KKT @ sol, check_finite=False)
+            dx = sol[:nf]
+            return dx, D * (gx(dx) + rp) - rc / s, sol[nf:]
+
+        rc = s * lam
+        dx, dl, dn = newton(rc)
+        ds = (-rc - s * dl) / lam
+        a_aff = _step_length(s, lam, ds, dl)
+        mu_aff = float((s + a_aff * ds) @ (lam + a_aff * dl)) / max(m, 1)
+        sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
+        rc = s * lam + ds * dl - sigma * mu
+        dx, dl, dn = newton(rc)
+        ds = (-rc - s * dl) / lam
+        a = min(1.0, 0.99 * _step_length(s, lam, ds, dl))
+        x += a * dx
+        s += a * ds
+        lam += a * dl
+        if mE:
+            nu += a * dn
+        if not np.all(np.isfinite(x)):
+            break
+    runtime = time.perf_counter() - t0
+    if status is not SolveStatus.optimal:
+        return MipResult(
+            status,
+            None,
+            math.nan,
+            -math.inf,
+            math.inf,
+            runtime,
+            message="interior point did not converge",
+        )
+    full = np.empty(n)
+    full[free] = x
+    full[fixed] = xf
+    obj = model_objective(model, full)
+    return MipResult(
+        SolveStatus.optimal, full, obj, obj, 0.0, runtime, message="optimal"
+    )
