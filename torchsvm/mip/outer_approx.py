@@ -526,6 +526,13 @@ def solve_qp_ipm(
     MipResult
         ``optimal`` with ``x``, or ``not_solved`` / ``time_limit`` without one.
     """
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        return _solve_qp_ipm(model, time_limit, tol, dual_tol, max_iter)
+
+
+def _solve_qp_ipm(
+    model: MipModel, time_limit: float, tol: float, dual_tol: float, max_iter: int
+) -> MipResult:
     t0 = time.perf_counter()
     n = model.n_cols
     lo_c, up_c = np.asarray(model.col_lower), np.asarray(model.col_upper)

@@ -1,0 +1,189 @@
+"""CSVM (SPEC S5) by outer approximation vs brute force over z with an independent QP.
+
+The oracle writes the thesis' formulation directly in cvxpy (Clarabel): the primal with
+``||w||^2`` or the partial dual with the kernel matrix ``K`` itself (no factor, no
+auxiliary ``v``), for every ``z`` in {0,1}^|F| that meets the floors.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from torchsvm.exceptions import InfeasibleProblemError
+from torchsvm.mip.csvm import build_csvm_model, csvm_start, solve_csvm
+from torchsvm.mip.highs import MipConfig, check_feasible
+from torchsvm.problems.csvm import CsvmProblem, hoeffding_floor
+
+cp = pytest.importorskip("cvxpy")
+
+
+def make_data(seed: int, n: int = 20, d: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.8 * rng.normal(size=n) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    y[-2:] = [1.0, -1.0]
+    return X, y
+
+
+def brute_force_csvm(p: CsvmProblem, form: str) -> float:
+    """min over feasible z of the fixed-z QP, written with K directly (cvxpy)."""
+    I, F = p.train_idx, p.floor_idx
+    y, X, cost = p.y, p.X, p.cost()
+    M1, M2 = p.big_m, p.big_m_dual
+    R = I if p.on_training else np.union1d(I, F)
+    K = p.gram(R)
+    posR = {int(r): t for t, r in enumerate(R)}
+    best = math.inf
+    for zt in itertools.product([0.0, 1.0], repeat=F.size):
+        z = np.array(zt)
+        if any(
+            sum(z[np.searchsorted(F, m)] for m in p.floor_members(fl))
+            < fl.required - 1e-9
+            for fl in p.floors
+        ):
+            continue
+        b = cp.Variable()
+        xi = cp.Variable(I.size, nonneg=True)
+        cons = []
+        if form == "primal":
+            w = cp.Variable(X.shape[1])
+            fI, fF = X[I] @ w + b, X[F] @ w + b
+            obj = cp.sum_squares(w)
+        else:
+            a = cp.Variable(R.size, nonneg=True)
+            ay = cp.multiply(y[R], a)
+            fI = K[[posR[int(r)] for r in I]] @ ay + b
+            fF = K[[posR[int(r)] for r in F]] @ ay + b
+            obj = cp.quad_form(ay, cp.psd_wrap(K))
+            cons.append(y[R] @ a == 0)
+            aI = [posR[int(r)] for r in I]
+            if p.on_training:
+                cons.append(a[aI] <= cost[I] / 2 + M2 * z)
+            else:
+                cons.append(a[aI] <= cost[I] / 2)
+                cons.append(a[[posR[int(r)] for r in F]] <= M2 * z)
+        cons.append(cp.multiply(y[I], fI) + xi >= 1)
+        if p.on_training:
+            cons.append(xi <= M1 * (1 - z))
+        else:
+            cons.append(cp.multiply(y[F], fF) >= 1 - M1 * (1 - z))
+        prob = cp.Problem(cp.Minimize(obj + cost[I] @ xi), cons)
+        prob.solve(solver="CLARABEL")
+        if prob.status == "optimal":
+            best = min(best, float(prob.value))
+    return best
+
+
+CASES = [("linear", "primal"), ("linear", "dual"), ("rbf", "dual")]
+
+
+@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize(("kernel", "form"), CASES)
+def test_csvm_matches_brute_force(seed: int, kernel: str, form: str) -> None:
+    X, y = make_data(seed)
+    anchor = np.arange(20) >= 13  # |J| = 7
+    p = CsvmProblem.from_data(
+        X, y, anchor, C=5.0, kernel=kernel, gamma=0.5, min_tpr=0.9, hoeffding_alpha=None
+    )
+    sol = solve_csvm(p, MipConfig(time_limit=60), form=form)
+    ref = brute_force_csvm(p, form)
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(ref, rel=1e-4, abs=1e-6)
+    assert sol.bound <= sol.objective + 1e-9
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_s5c_matches_brute_force(kernel: str) -> None:
+    X, y = make_data(3, n=9)
+    p = CsvmProblem.from_data(
+        X,
+        y,
+        None,
+        C=2.0,
+        kernel=kernel,
+        gamma=0.5,
+        min_tpr=1.0,
+        min_tnr=0.6,
+        hoeffding_alpha=None,
+        on_training=True,
+    )
+    sol = solve_csvm(p, MipConfig(time_limit=60))
+    ref = brute_force_csvm(p, "primal" if kernel == "linear" else "dual")
+    assert sol.objective == pytest.approx(ref, rel=1e-4, abs=1e-6)
+
+
+def test_linear_primal_and_dual_forms_agree() -> None:
+    X, y = make_data(4, n=30)
+    anchor = np.arange(30) >= 15
+    p = CsvmProblem.from_data(
+        X, y, anchor, C=3.0, min_tpr=0.85, min_tnr=0.5, hoeffding_alpha=None
+    )
+    a = solve_csvm(p, MipConfig(time_limit=60), form="primal")
+    b = solve_csvm(p, MipConfig(time_limit=60), form="dual")
+    assert a.objective == pytest.approx(b.objective, rel=1e-3)
+    np.testing.assert_allclose(a.coef, b.coef, atol=5e-3 * (1 + np.abs(a.coef).max()))
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_warm_start_accepted_and_rates_hold(kernel: str) -> None:
+    X, y = make_data(5, n=40)
+    anchor = np.arange(40) >= 20
+    p = CsvmProblem.from_data(
+        X, y, anchor, C=1.0, kernel=kernel, gamma=0.5, min_tpr=0.9, hoeffding_alpha=None
+    )
+    model, layout, _ = build_csvm_model(p)
+    start = csvm_start(p, layout)
+    assert start.x is not None
+    if layout.form == "primal":
+        # the sliding-b start is feasible for the MIQP as HiGHS sees it
+        assert check_feasible(model, start.x, tol=1e-7)[0]
+    sol = solve_csvm(p, MipConfig(time_limit=60))
+    if layout.form == "primal":
+        assert sol.start_feasible is True
+    # start objective is an upper bound on the optimum
+    f = sol.decision_function(p.X)
+    J = p.floor_idx
+    pos = J[p.y[J] > 0]
+    assert np.mean(f[pos] > 0) >= p.floors[0].floor - 1e-12
+    assert np.all(p.y[J][sol.z] * f[J][sol.z] >= 1 - 1e-5)
+
+
+def test_hoeffding_floor_above_one_names_the_floor() -> None:
+    X, y = make_data(0)
+    anchor = np.arange(20) >= 13
+    assert hoeffding_floor(0.9, 4, 0.05) > 1
+    with pytest.raises(InfeasibleProblemError, match="TPR floor cannot be met"):
+        CsvmProblem.from_data(X, y, anchor, min_tpr=0.95, hoeffding_alpha=0.05)
+
+
+def test_infeasible_floors_pair_names_both() -> None:
+    # XOR on the anchors: no linear classifier gets all of J+ and all of J- right.
+    X = np.array([[0, 0], [1, 1], [0, 1], [1, 0]] * 3, dtype=float)
+    X += np.random.default_rng(0).normal(scale=0.01, size=X.shape)
+    y = np.array([1, 1, -1, -1] * 3, dtype=float)
+    anchor = np.arange(12) >= 4
+    p = CsvmProblem.from_data(
+        X, y, anchor, min_tpr=1.0, min_tnr=1.0, hoeffding_alpha=None, big_m=10.0
+    )
+    with pytest.raises(InfeasibleProblemError, match="TPR >= 1.*TNR >= 1.*together"):
+        solve_csvm(p, MipConfig(time_limit=30))
+
+
+def test_problem_validation() -> None:
+    X, y = make_data(0)
+    with pytest.raises(ValueError, match="at least one floor"):
+        CsvmProblem.from_data(X, y, np.arange(20) >= 10)
+    with pytest.raises(ValueError, match="anchor set J is empty"):
+        CsvmProblem.from_data(X, y, None, min_tpr=0.5)
+    with pytest.raises(ValueError, match="only -1 and"):
+        CsvmProblem.from_data(X, y * 2, np.arange(20) >= 10, min_tpr=0.5)
+    p = CsvmProblem.from_data(
+        X, y, np.arange(20) >= 10, C=2.0, min_tpr=0.5, hoeffding_alpha=None
+    )
+    nIp = int(np.sum(y[:10] > 0))
+    assert p.C_pos == pytest.approx(2.0 / nIp)

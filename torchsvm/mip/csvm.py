@@ -1,0 +1,490 @@
+"""Constrained SVM as a convex MIQP, solved by outer approximation (SPEC S5; thesis ch. 2).
+
+Notation: ``I`` training rows, ``J`` anchor rows, ``F`` the rows carrying ``z`` (``F = J``
+for S5, ``F = I`` for S5c), ``c_i = w_i C_{y_i}`` the slack cost (``C+ = C/|I+|``,
+``C- = C/|I-|``), ``M1 = problem.big_m``, ``M2 = problem.big_m_dual``.
+
+Linear (primal) form, thesis ch. 2 (``form="primal"``; linear kernel only)::
+
+    min  ||w||^2 + sum_{i in I} c_i xi_i
+    s.t. y_i (w.x_i + b) + xi_i >= 1                       (i in I)
+         y_j (w.x_j + b) - M1 z_j >= 1 - M1                 (j in J)       [S5]
+         xi_i + M1 z_i <= M1                                (i in I)       [S5c]
+         sum_{j in F_l} w_j z_j >= p*0_l sum_{j in F_l} w_j (each floor l)
+         xi >= 0,  z binary.
+
+Kernel (partial dual) form (``form="dual"``), SPEC S5: multipliers ``a = (lambda on I,
+mu on J)``, ``b`` and ``z`` primal. With ``K_RR = L L^T`` (``R = I u J``; ``L`` of shape
+(|R|, k): ``X_R`` for the linear kernel, the eigen-factor of the RBF Gram matrix with
+eigenvalues below ``rank_tol * max`` dropped) we write ``v = L^T diag(y) a``, so that
+``sum_{s,s'} a_s y_s a_s' y_s' K_ss' = ||v||^2`` and ``sum_s a_s y_s K_si = L_i . v``::
+
+    min  ||v||^2 + sum_{i in I} c_i xi_i
+    s.t. v - L^T diag(y) a = 0
+         y_i (L_i . v + b) + xi_i >= 1                      (i in I)
+         y_j (L_j . v + b) - M1 z_j >= 1 - M1               (j in J)       [S5]
+         sum_R a_s y_s = 0
+         0 <= lambda_i <= c_i / 2                           (i in I)       [S5]
+         0 <= mu_j <= M2 z_j                                (j in J)       [S5]
+         xi_i + M1 z_i <= M1,  0 <= lambda_i <= c_i/2 + M2 z_i  (i in I)   [S5c]
+         floors as above; xi >= 0, z binary.
+
+The multiplier bound ``c_i / 2`` is the thesis' ``C+/2``: its objective has no 1/2, so
+its dual box is half libsvm's. [S5c, kernel form]: a row forced onto the margin
+(``z_i = 1``, ``xi_i = 0``) loses its slack, so its multiplier is no longer capped by
+``c_i/2``; we allow ``c_i/2 + M2 z_i`` (our choice; the thesis states S5c only in the
+linear form). Both forms are convex MIQPs with ``Q = 2 I`` on ``w`` (``v``), solved by
+:func:`torchsvm.mip.outer_approx.solve_convex_miqp` with the factor ``sqrt(2) I``.
+
+Decision function: ``f(x) = w.x + b`` (primal) or ``sum_R a_s y_s K(x_s, x) + b`` (dual).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from torchsvm.exceptions import InfeasibleProblemError, SolverError
+from torchsvm.mip.highs import MipConfig, MipModel, MipResult, solve_model
+from torchsvm.mip.outer_approx import factor_psd, solve_convex_miqp
+from torchsvm.mip.warm_start import (
+    S1Fit,
+    s1_for_csvm,
+    scores_without_intercept,
+    slide_intercept,
+)
+from torchsvm.problems.csvm import CsvmProblem, RateFloor, kernel_matrix
+from torchsvm.types import SolveStatus
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["CsvmLayout", "CsvmSolution", "build_csvm_model", "csvm_start", "solve_csvm"]
+
+
+@dataclass(frozen=True)
+class CsvmLayout:
+    """Column layout of the CSVM model and the row sets it was built on."""
+
+    form: str
+    w: slice
+    b: int
+    xi: slice
+    z: slice
+    a: slice | None
+    train_idx: np.ndarray  # I
+    floor_idx: np.ndarray  # F
+    dual_idx: np.ndarray  # R (rows carrying a multiplier)
+    L: np.ndarray | None  # (|R|, k) kernel factor (dual form)
+    n_cols: int
+
+
+@dataclass(frozen=True)
+class CsvmSolution:
+    """Solved constrained SVM.
+
+    Parameters
+    ----------
+    status : SolveStatus
+        ``optimal`` or ``time_limit`` (incumbent with its gap).
+    coef : ndarray of shape (d,) or None
+        ``w`` (linear kernel, either form).
+    dual_coef : ndarray of shape (n_support,) or None
+        ``a_s y_s`` (dual form).
+    support_X : ndarray of shape (n_support, d) or None
+        Rows with non-zero ``a_s`` (dual form).
+    intercept : float
+        ``b``.
+    z : ndarray of shape (len(floor_idx),), bool
+        Floor rows forced onto the right side of the margin.
+    objective, bound, mip_gap, runtime : float
+        MIQP objective (thesis scale), proven bound, gap and seconds.
+    n_iter : int
+        Outer-approximation rounds.
+    start_feasible : bool or None
+        Whether the warm start was feasible for the MIQP.
+    form : str
+        ``"primal"`` or ``"dual"``.
+    """
+
+    status: SolveStatus
+    coef: np.ndarray | None
+    dual_coef: np.ndarray | None
+    support_X: np.ndarray | None
+    intercept: float
+    z: np.ndarray
+    objective: float
+    bound: float
+    mip_gap: float
+    runtime: float
+    n_iter: int
+    start_feasible: bool | None
+    form: str
+    kernel: str
+    gamma: float
+
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
+        """Scores ``f(x)`` of shape (m,) for rows ``X`` of shape (m, d)."""
+        X = np.asarray(X, dtype=np.float64)
+        if self.coef is not None:
+            return X @ self.coef + self.intercept
+        assert self.dual_coef is not None and self.support_X is not None
+        if self.dual_coef.size == 0:
+            return np.full(X.shape[0], self.intercept)
+        K = kernel_matrix(X, self.support_X, self.kernel, self.gamma)
+        return K @ self.dual_coef + self.intercept
+
+
+def _resolve_form(problem: CsvmProblem, form: str) -> str:
+    if form == "auto":
+        return "primal" if problem.kernel == "linear" else "dual"
+    if form not in ("primal", "dual"):
+        raise ValueError(f"form must be 'auto', 'primal' or 'dual', got {form!r}")
+    if form == "primal" and problem.kernel != "linear":
+        raise ValueError("the primal CSVM form needs kernel='linear'")
+    return form
+
+
+def build_csvm_model(
+    problem: CsvmProblem,
+    form: str = "auto",
+    *,
+    floors: tuple[RateFloor, ...] | None = None,
+    rank_tol: float = 1e-9,
+) -> tuple[MipModel, CsvmLayout, np.ndarray]:
+    """Build the CSVM MIQP of the module docstring.
+
+    Parameters
+    ----------
+    problem : CsvmProblem
+        Data and floors.
+    form : {"auto", "primal", "dual"}
+        ``auto``: primal for the linear kernel, dual otherwise.
+    floors : tuple of RateFloor, optional
+        Floors to impose (default ``problem.floors``; used to diagnose infeasibility).
+    rank_tol : float
+        Relative eigenvalue cut of the kernel factor (dual form, RBF).
+
+    Returns
+    -------
+    model : MipModel
+        The MIQP.
+    layout : CsvmLayout
+        Column layout.
+    factor : ndarray of shape (n_cols, k)
+        ``F`` with ``Q = F F^T`` for the outer approximation.
+    """
+    form = _resolve_form(problem, form)
+    floors = problem.floors if floors is None else floors
+    I, Fr = problem.train_idx, problem.floor_idx
+    y, X = problem.y, problem.X
+    cost = problem.cost()
+    M1, M2 = problem.big_m, problem.big_m_dual
+    R = I if problem.on_training else np.union1d(I, Fr)
+    if form == "primal":
+        Phi_rows = X
+        k = X.shape[1]
+        L = None
+    else:
+        L = (
+            X[R]
+            if problem.kernel == "linear"
+            else factor_psd(problem.gram(R), rank_tol)
+        )
+        k = L.shape[1]
+        Phi_rows = np.zeros((X.shape[0], k))
+        Phi_rows[R] = L
+    nI, nF = I.size, Fr.size
+    na = R.size if form == "dual" else 0
+    # columns: [w/v (k), b, xi (nI), z (nF), a (na)]
+    cw = slice(0, k)
+    cb = k
+    cxi = slice(k + 1, k + 1 + nI)
+    cz = slice(cxi.stop, cxi.stop + nF)
+    ca = slice(cz.stop, cz.stop + na)
+    n = ca.stop
+    blocks: list[sp.csr_array] = []
+    lo: list[np.ndarray] = []
+    up: list[np.ndarray] = []
+
+    def add(mat: sp.csr_array, lower: np.ndarray, upper: np.ndarray) -> None:
+        blocks.append(sp.csr_array(mat))
+        lo.append(lower)
+        up.append(upper)
+
+    # margins on I: y_i (phi_i.w + b) + xi_i >= 1
+    yI = y[I]
+    mI = sp.hstack(
+        [
+            sp.csr_array(yI[:, None] * Phi_rows[I]),
+            sp.csr_array(yI[:, None]),
+            sp.eye_array(nI, format="csr"),
+            sp.csr_array((nI, nF + na)),
+        ],
+        format="csr",
+    )
+    add(mI, np.ones(nI), np.full(nI, np.inf))
+    if problem.on_training:
+        # xi_i + M z_i <= M   (F = I in the same order)
+        m = sp.hstack(
+            [
+                sp.csr_array((nI, k + 1)),
+                sp.eye_array(nI, format="csr"),
+                M1 * sp.eye_array(nI, format="csr"),
+                sp.csr_array((nI, na)),
+            ],
+            format="csr",
+        )
+        add(m, np.full(nI, -np.inf), np.full(nI, M1))
+    else:
+        yJ = y[Fr]
+        mJ = sp.hstack(
+            [
+                sp.csr_array(yJ[:, None] * Phi_rows[Fr]),
+                sp.csr_array(yJ[:, None]),
+                sp.csr_array((nF, nI)),
+                -M1 * sp.eye_array(nF, format="csr"),
+                sp.csr_array((nF, na)),
+            ],
+            format="csr",
+        )
+        add(mJ, np.full(nF, 1.0 - M1), np.full(nF, np.inf))
+    # floors
+    pos_in_F = {int(r): t for t, r in enumerate(Fr)}
+    w_rows = problem.weights
+    for fl in floors:
+        mem = problem.floor_members(fl)
+        row = np.zeros(n)
+        row[cz.start + np.array([pos_in_F[int(r)] for r in mem])] = w_rows[mem]
+        add(sp.csr_array(row[None, :]), np.array([fl.required]), np.array([np.inf]))
+    col_lo = np.concatenate([np.full(k + 1, -np.inf), np.zeros(nI + nF + na)])
+    col_up = np.concatenate(
+        [np.full(k + 1 + nI, np.inf), np.ones(nF), np.full(na, np.inf)]
+    )
+    if form == "dual":
+        assert L is not None
+        yR = y[R]
+        # v - L^T diag(y) a = 0
+        link = sp.hstack(
+            [
+                sp.eye_array(k, format="csr"),
+                sp.csr_array((k, 1 + nI + nF)),
+                sp.csr_array(-(L * yR[:, None]).T),
+            ],
+            format="csr",
+        )
+        add(link, np.zeros(k), np.zeros(k))
+        eq = np.zeros(n)
+        eq[ca] = yR
+        add(sp.csr_array(eq[None, :]), np.zeros(1), np.zeros(1))
+        pos_in_R = {int(r): t for t, r in enumerate(R)}
+        aI = ca.start + np.array([pos_in_R[int(r)] for r in I], dtype=np.int64)
+        if problem.on_training:
+            # a_i - M2 z_i <= c_i / 2
+            rows = np.arange(nI)
+            mat = sp.csr_array(
+                (
+                    np.concatenate([np.ones(nI), -M2 * np.ones(nI)]),
+                    (
+                        np.concatenate([rows, rows]),
+                        np.concatenate([aI, cz.start + rows]),
+                    ),
+                ),
+                shape=(nI, n),
+            )
+            add(mat, np.full(nI, -np.inf), cost[I] / 2.0)
+        else:
+            col_up[aI] = cost[I] / 2.0
+            aJ = ca.start + np.array([pos_in_R[int(r)] for r in Fr], dtype=np.int64)
+            rows = np.arange(nF)
+            mat = sp.csr_array(
+                (
+                    np.concatenate([np.ones(nF), -M2 * np.ones(nF)]),
+                    (
+                        np.concatenate([rows, rows]),
+                        np.concatenate([aJ, cz.start + rows]),
+                    ),
+                ),
+                shape=(nF, n),
+            )
+            add(mat, np.full(nF, -np.inf), np.zeros(nF))
+    c = np.zeros(n)
+    c[cxi] = cost[I]
+    Qd = np.zeros(n)
+    Qd[cw] = 2.0  # ||w||^2 = 0.5 w^T (2 I) w
+    integ = np.zeros(n, dtype=bool)
+    integ[cz] = True
+    model = MipModel(
+        c=c,
+        A=sp.vstack(blocks, format="csr"),
+        row_lower=np.concatenate(lo),
+        row_upper=np.concatenate(up),
+        col_lower=col_lo,
+        col_upper=col_up,
+        integrality=integ,
+        Q=sp.diags_array(Qd, format="csr"),
+    )
+    factor = np.zeros((n, k))
+    factor[np.arange(k), np.arange(k)] = math.sqrt(2.0)
+    layout = CsvmLayout(
+        form, cw, cb, cxi, cz, ca if form == "dual" else None, I, Fr, R, L, n
+    )
+    return model, layout, factor
+
+
+@dataclass(frozen=True)
+class CsvmStart:
+    """MIP start from the sliding-b warm start.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_cols,) or None
+        Start vector (None if no intercept meets the floors with margin 1).
+    s1 : S1Fit
+        The S1 solution it came from.
+    intercept : float or None
+        Slid intercept (margin 1).
+    """
+
+    x: np.ndarray | None
+    s1: S1Fit
+    intercept: float | None
+
+
+def csvm_start(
+    problem: CsvmProblem, layout: CsvmLayout, s1: S1Fit | None = None
+) -> CsvmStart:
+    """Sliding-b MIP start (SPEC S5 warm start), see :mod:`torchsvm.mip.warm_start`."""
+    s1 = s1_for_csvm(problem) if s1 is None else s1
+    I, Fr = layout.train_idx, layout.floor_idx
+    gF = scores_without_intercept(problem, s1, Fr)
+    slide = slide_intercept(problem, gF, s1.intercept, margin=1.0)
+    if slide.intercept is None:
+        return CsvmStart(None, s1, None)
+    b = slide.intercept
+    x = np.zeros(layout.n_cols)
+    sv = np.flatnonzero(s1.dual_coef)
+    if layout.form == "primal":
+        x[layout.w] = problem.X[sv].T @ s1.dual_coef[sv]
+    else:
+        assert layout.L is not None and layout.a is not None
+        dR = s1.dual_coef[layout.dual_idx]
+        x[layout.a] = np.abs(dR)
+        x[layout.w] = layout.L.T @ dR
+    x[layout.b] = b
+    gI = scores_without_intercept(problem, s1, I)
+    x[layout.xi] = np.maximum(0.0, 1.0 - problem.y[I] * (gI + b))
+    x[layout.z] = slide.satisfied.astype(float)
+    if problem.on_training:
+        x[layout.xi] = np.where(slide.satisfied, 0.0, x[layout.xi])
+    return CsvmStart(x, s1, b)
+
+
+def _diagnose_infeasible(problem: CsvmProblem, form: str, config: MipConfig) -> str:
+    """Name the floor(s) that cannot be met (each alone, then together)."""
+    bad = []
+    cfg = replace(config, time_limit=max(1.0, config.time_limit / 10))
+    for fl in problem.floors:
+        model, _, _ = build_csvm_model(problem, form, floors=(fl,))
+        feas = replace(model, c=np.zeros(model.n_cols), Q=None)
+        if solve_model(feas, cfg).status is SolveStatus.infeasible:
+            bad.append(fl)
+    if bad:
+        return (
+            f"the {problem.describe_floors(bad)} floor cannot be met on the "
+            f"{'training' if problem.on_training else 'anchor'} rows with "
+            f"big_m={problem.big_m:g}"
+        )
+    return (
+        f"the floors {problem.describe_floors()} cannot be met together on the "
+        f"{'training' if problem.on_training else 'anchor'} rows (each alone can)"
+    )
+
+
+def solve_csvm(
+    problem: CsvmProblem,
+    config: MipConfig | None = None,
+    *,
+    form: str = "auto",
+    s1: S1Fit | None = None,
+    use_start: bool = True,
+    max_rounds: int = 200,
+) -> CsvmSolution:
+    """Solve the CSVM exactly by outer approximation, warm-started by sliding b.
+
+    Parameters
+    ----------
+    problem : CsvmProblem
+        Data and floors.
+    config : MipConfig, optional
+        Time limit (overall) and relative gap.
+    form : {"auto", "primal", "dual"}
+        Formulation (module docstring).
+    s1 : S1Fit, optional
+        Precomputed S1 solution on the same rows (e.g. from the GPU batch).
+    use_start : bool
+        Use the sliding-b MIP start.
+    max_rounds : int
+        Outer-approximation rounds.
+
+    Returns
+    -------
+    CsvmSolution
+
+    Raises
+    ------
+    InfeasibleProblemError
+        Naming the floor(s) that cannot be met.
+    SolverError
+        If no feasible classifier was found within the time limit.
+    """
+    config = MipConfig() if config is None else config
+    model, layout, factor = build_csvm_model(problem, form)
+    start = csvm_start(problem, layout, s1) if use_start else None
+    res: MipResult = solve_convex_miqp(
+        model,
+        config,
+        start.x if start is not None else None,
+        max_rounds=max_rounds,
+        factor=factor,
+    )
+    if res.status is SolveStatus.infeasible:
+        raise InfeasibleProblemError(_diagnose_infeasible(problem, layout.form, config))
+    if res.x is None:
+        raise SolverError(
+            f"no feasible constrained SVM found ({res.status}: {res.message}) within "
+            f"{config.time_limit:g} s"
+        )
+    x = res.x
+    coef = dual = supp = None
+    if layout.form == "primal":
+        coef = x[layout.w].copy()
+    else:
+        assert layout.a is not None
+        a = x[layout.a]
+        R = layout.dual_idx
+        nz = np.flatnonzero(a > 1e-10)
+        dual = a[nz] * problem.y[R[nz]]
+        supp = problem.X[R[nz]]
+        if problem.kernel == "linear":
+            coef = supp.T @ dual
+    return CsvmSolution(
+        status=res.status,
+        coef=coef,
+        dual_coef=dual,
+        support_X=supp,
+        intercept=float(x[layout.b]),
+        z=np.round(x[layout.z]).astype(bool),
+        objective=res.objective,
+        bound=res.bound,
+        mip_gap=res.mip_gap,
+        runtime=res.runtime,
+        n_iter=res.n_iter,
+        start_feasible=res.start_feasible,
+        form=layout.form,
+        kernel=problem.kernel,
+        gamma=problem.gamma,
+    )
