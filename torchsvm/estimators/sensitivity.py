@@ -1,0 +1,539 @@
+"""Sensitivity control by class-dependent penalties: ROC sweeps (SPEC S1, S1b).
+
+Veropoulos, Campbell & Cristianini ("Controlling the sensitivity of support vector
+machines") trade sensitivity for specificity with class-dependent penalties. Two
+schemes, each swept over ``C+`` with ``C-`` fixed and solved as **one batch** that
+shares the kernel matrix (SPEC S8):
+
+- ``scheme="box"`` (SPEC S1): hinge loss with box constraints, dual bounds
+  ``0 <= a_i <= C+`` for positives and ``C-`` for negatives;
+- ``scheme="diagonal"`` (SPEC S1b): quadratic slack penalty ``sum_i C_{y_i} xi_i^2``;
+  the dual has no upper bound and the kernel diagonal is increased by
+  ``lambda_{y_i} = 1 / (2 C_{y_i})`` (libsvm's 1/2 convention, ``1/2 ||w||^2``).
+
+Every model of the sweep gives one point (FPR, TPR) of the test ROC plane at threshold
+0; the points, joined in FPR order between (0, 0) and (1, 1), are the sweep's ROC curve.
+:class:`RocSweepDisplay` draws it in scikit-learn's display style.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from torchsvm.config import SolverConfig
+from torchsvm.estimators.svc import encode_binary
+from torchsvm.exceptions import DataError
+from torchsvm.kernels import KERNELS
+from torchsvm.problems.svm import BatchedSvmProblem, resolve_device, resolve_dtype
+from torchsvm.solvers.box_qp import BoxQpSolver
+from torchsvm.solvers.solution import BatchedSvmSolution
+from torchsvm.types import SolveStatus
+
+__all__ = [
+    "RocSweepDisplay",
+    "RocSweepResult",
+    "SensitivitySweepSVC",
+    "default_c_pos_grid",
+    "fit_one_at_a_time",
+    "roc_points",
+    "roc_sweep_cv",
+    "sweep_auc",
+]
+
+SCHEMES = ("box", "diagonal")
+
+
+def default_c_pos_grid(C: float, n_points: int = 33, span: float = 8.0) -> np.ndarray:
+    """``C * 2 ** linspace(-span, span, n_points)``: the default ``C+`` sweep."""
+    return float(C) * 2.0 ** np.linspace(-span, span, int(n_points))
+
+
+def roc_points(y_pm: np.ndarray, pred_pm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """FPR and TPR of each row of hard predictions.
+
+    Parameters
+    ----------
+    y_pm : ndarray of shape (t,)
+        True labels in ``{-1, +1}``.
+    pred_pm : ndarray of shape (P, t)
+        Predicted labels in ``{-1, +1}`` of ``P`` models.
+
+    Returns
+    -------
+    fpr, tpr : ndarray of shape (P,)
+    """
+    pos, neg = y_pm > 0, y_pm < 0
+    if not pos.any() or not neg.any():
+        raise DataError("ROC points need both classes in y")
+    hit = pred_pm > 0
+    return hit[:, neg].mean(1), hit[:, pos].mean(1)
+
+
+def sweep_auc(fpr: np.ndarray, tpr: np.ndarray) -> float:
+    """Area under the piecewise-linear curve through the sweep points, (0,0) and (1,1)."""
+    x, yv = _curve(fpr, tpr)
+    return float(np.sum(np.diff(x) * (yv[1:] + yv[:-1]) / 2.0))
+
+
+def _curve(fpr: np.ndarray, tpr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    x = np.concatenate([[0.0], np.asarray(fpr, dtype=np.float64), [1.0]])
+    yv = np.concatenate([[0.0], np.asarray(tpr, dtype=np.float64), [1.0]])
+    order = np.lexsort((yv, x))
+    return x[order], yv[order]
+
+
+class SensitivitySweepSVC(BaseEstimator):
+    """A ``C+`` sweep of class-weighted SVMs solved as one batch (SPEC S1 / S1b).
+
+    Parameters
+    ----------
+    scheme : {"box", "diagonal"}, default="box"
+        ``"box"``: per-class box constraints (S1); ``"diagonal"``: quadratic slack
+        penalty, kernel diagonal shifted by ``1 / (2 C_{y_i})`` (S1b).
+    C : float, default=1.0
+        ``C-``, the fixed penalty of the negative class.
+    C_pos_grid : array-like of shape (P,) or None, default=None
+        The ``C+`` values; None means ``default_c_pos_grid(C)`` (33 values,
+        ``C * 2^-8 ... C * 2^8``).
+    kernel, gamma, degree, coef0
+        As in :class:`sklearn.svm.SVC`.
+    tol : float, default=1e-6
+        Relative duality gap at which the solver stops.
+    max_iter : int, default=20000
+    device : str, default="cpu"
+    dtype : {"float64", "float32"}, default="float64"
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        ``classes_[1]`` is the positive class.
+    C_pos_ : ndarray of shape (P,)
+    problem_ : BatchedSvmProblem
+    solution_ : BatchedSvmSolution
+    fit_time_ : float
+        Wall time of the batched solve (seconds).
+    status_ : ndarray of shape (P,) of str
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    >>> sw = SensitivitySweepSVC(C_pos_grid=[0.01, 1.0, 100.0]).fit(X, y)
+    >>> sw.decision_function(X).shape
+    (3, 60)
+    """
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        "scheme": [StrOptions(set(SCHEMES))],
+        "C": [Interval(Real, 0.0, None, closed="neither")],
+        "C_pos_grid": ["array-like", None],
+        "kernel": [StrOptions(set(KERNELS))],
+        "gamma": [
+            StrOptions({"scale", "auto"}),
+            Interval(Real, 0.0, None, closed="neither"),
+        ],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "tol": [Interval(Real, 0.0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "device": [str, torch.device],
+        "dtype": [StrOptions({"float64", "float32"})],
+    }
+
+    def __init__(
+        self,
+        scheme: str = "box",
+        C: float = 1.0,
+        C_pos_grid: Any = None,
+        kernel: str = "rbf",
+        gamma: float | str = "scale",
+        degree: int = 3,
+        coef0: float = 0.0,
+        tol: float = 1e-6,
+        max_iter: int = 20000,
+        device: str = "cpu",
+        dtype: str = "float64",
+    ) -> None:
+        self.scheme = scheme
+        self.C = C
+        self.C_pos_grid = C_pos_grid
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.device = device
+        self.dtype = dtype
+
+    def _grid(self) -> np.ndarray:
+        if self.C_pos_grid is None:
+            return default_c_pos_grid(self.C)
+        grid = np.atleast_1d(np.asarray(self.C_pos_grid, dtype=np.float64))
+        if grid.ndim != 1 or grid.size == 0:
+            raise ValueError(
+                f"C_pos_grid must be a non-empty 1-D array; got shape {grid.shape}"
+            )
+        if not np.isfinite(grid).all() or (grid <= 0).any():
+            raise ValueError(
+                f"C_pos_grid must be finite and > 0; got {grid[:5].tolist()}"
+            )
+        return grid
+
+    def build_problem(self, X: np.ndarray, y_pm: np.ndarray) -> BatchedSvmProblem:
+        """The batch of the sweep on ``(X, y_pm)``: one problem per ``C+``."""
+        grid = self._grid()
+        kw: dict[str, Any] = dict(
+            kernel=self.kernel,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+            device=resolve_device(self.device),
+            dtype=resolve_dtype(self.dtype),
+        )
+        C_neg = float(self.C)
+        if self.scheme == "box":
+            return BatchedSvmProblem.from_class_weights(
+                X, y_pm, C_neg, np.ones_like(grid), grid / C_neg, **kw
+            )
+        return BatchedSvmProblem.from_diag_shift(
+            X, y_pm, np.full_like(grid, 0.5 / C_neg), 0.5 / grid, **kw
+        )
+
+    def solver(self) -> BoxQpSolver:
+        """The configured batched solver."""
+        return BoxQpSolver(
+            SolverConfig(tol=float(self.tol), max_iter=int(self.max_iter))
+        )
+
+    def fit(self, X: Any, y: Any) -> SensitivitySweepSVC:
+        """Solve the whole ``C+`` sweep on ``(X, y)`` as one batch."""
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        self.classes_, y_pm = encode_binary(y, type(self).__name__)
+        self.C_pos_ = self._grid()
+        self.problem_ = self.build_problem(X, y_pm)
+        start = time.perf_counter()
+        self.solution_: BatchedSvmSolution = self.solver()(self.problem_)
+        if self.problem_.device.type == "cuda":
+            torch.cuda.synchronize(self.problem_.device)
+        self.fit_time_ = time.perf_counter() - start
+        self.status_ = np.array(
+            [s.value for s in self.solution_.statuses()], dtype=object
+        )
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Scores of every sweep model: array of shape (P, t)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        prob = self.problem_
+        Xt = torch.as_tensor(X, dtype=prob.dtype, device=prob.device)
+        with torch.inference_mode():
+            f = self.solution_.decision_function(
+                prob.X,
+                prob.y,
+                Xt,
+                kernel=prob.kernel,
+                gamma=prob.gamma,
+                degree=prob.degree,
+                coef0=prob.coef0,
+            )
+        return f.cpu().numpy().astype(np.float64)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Labels of every sweep model: array of shape (P, t)."""
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def roc(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        """FPR and TPR of every sweep model on ``(X, y)``: two arrays of shape (P,)."""
+        f = self.decision_function(X)
+        y_pm = np.where(np.asarray(y) == self.classes_[1], 1, -1)
+        return roc_points(y_pm, np.where(f > 0, 1, -1))
+
+
+def fit_one_at_a_time(
+    estimator: SensitivitySweepSVC, X: Any, y: Any, backend: str = "torchsvm"
+) -> tuple[np.ndarray, float]:
+    """Fit the sweep's models one by one (the baseline the batch is timed against).
+
+    Parameters
+    ----------
+    estimator : SensitivitySweepSVC
+        Its parameters define the sweep (it is not modified).
+    X, y : array-like
+        Training data.
+    backend : {"torchsvm", "sklearn"}
+        ``"torchsvm"``: the same solver, one single-problem batch per ``C+`` (each
+        fit factorises the kernel itself, as an independent fit would);
+        ``"sklearn"``: :class:`sklearn.svm.SVC` with ``class_weight`` (box scheme only).
+
+    Returns
+    -------
+    scores_fn : ndarray of shape (P, n)
+        Decision values of each model on the training rows (for consistency checks).
+    seconds : float
+        Total wall time of the ``P`` fits.
+    """
+    est = clone(estimator)
+    est._validate_params()
+    Xn = np.asarray(X, dtype=np.float64)
+    classes, y_pm = encode_binary(np.asarray(y), type(est).__name__)
+    grid = est._grid()
+    out = np.empty((grid.size, Xn.shape[0]))
+    if backend == "sklearn":
+        if est.scheme != "box":
+            raise ValueError(
+                "backend='sklearn' supports scheme='box' only (no S1b in libsvm)"
+            )
+        from sklearn.svm import SVC
+
+        start = time.perf_counter()
+        for p, c_pos in enumerate(grid):
+            svc = SVC(
+                C=float(est.C),
+                kernel=est.kernel,
+                gamma=est.gamma,
+                degree=est.degree,
+                coef0=est.coef0,
+                tol=1e-3,
+                class_weight={-1: 1.0, 1: c_pos / est.C},
+            )
+            out[p] = svc.fit(Xn, y_pm).decision_function(Xn)
+        return out, time.perf_counter() - start
+    if backend != "torchsvm":
+        raise ValueError(f"backend must be 'torchsvm' or 'sklearn'; got {backend!r}")
+    start = time.perf_counter()
+    for p, c_pos in enumerate(grid):
+        single = clone(est).set_params(C_pos_grid=[c_pos]).fit(Xn, y_pm)
+        out[p] = single.decision_function(Xn)[0]
+    return out, time.perf_counter() - start
+
+
+@dataclass(frozen=True)
+class RocSweepResult:
+    """ROC points of a ``C+`` sweep pooled over cross-validation folds.
+
+    Attributes
+    ----------
+    scheme : str
+    C_pos : ndarray of shape (P,)
+    fpr, tpr : ndarray of shape (P,)
+        Pooled over folds (total false / true positives over total negatives / positives).
+    fit_seconds : list of float
+        Batched solve time of each fold.
+    statuses : dict of str to int
+        Solver status counts over all folds.
+    """
+
+    scheme: str
+    C_pos: np.ndarray
+    fpr: np.ndarray
+    tpr: np.ndarray
+    fit_seconds: list[float] = field(default_factory=list)
+    statuses: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def auc(self) -> float:
+        """Area under the sweep's ROC curve."""
+        return sweep_auc(self.fpr, self.tpr)
+
+
+def roc_sweep_cv(
+    estimator: SensitivitySweepSVC,
+    X: np.ndarray,
+    y: np.ndarray,
+    folds: Sequence[tuple[np.ndarray, np.ndarray]],
+    preprocessor: Any = None,
+) -> RocSweepResult:
+    """ROC points of the sweep on held-out folds (one batch per fold).
+
+    Parameters
+    ----------
+    estimator : SensitivitySweepSVC
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+        Labels in ``{-1, +1}``.
+    folds : sequence of (train_idx, test_idx)
+    preprocessor : transformer or None
+        Cloned and fitted on each training part only (e.g. ``StandardScaler()``).
+    """
+    y_pm = np.where(np.asarray(y) > 0, 1, -1)
+    fp = tp = None
+    n_pos = n_neg = 0
+    seconds: list[float] = []
+    statuses: dict[str, int] = {}
+    grid = np.array([])
+    for train, test in folds:
+        Xtr, Xte = X[train], X[test]
+        if preprocessor is not None:
+            pre = clone(preprocessor).fit(Xtr)
+            Xtr, Xte = pre.transform(Xtr), pre.transform(Xte)
+        est = clone(estimator).fit(Xtr, y_pm[train])
+        grid = est.C_pos_
+        hits = est.decision_function(Xte) > 0
+        yt = y_pm[test]
+        fp_f, tp_f = hits[:, yt < 0].sum(1), hits[:, yt > 0].sum(1)
+        fp = fp_f if fp is None else fp + fp_f
+        tp = tp_f if tp is None else tp + tp_f
+        n_pos += int((yt > 0).sum())
+        n_neg += int((yt < 0).sum())
+        seconds.append(est.fit_time_)
+        for s in est.status_:
+            statuses[str(s)] = statuses.get(str(s), 0) + 1
+    if fp is None or tp is None or n_pos == 0 or n_neg == 0:
+        raise DataError("roc_sweep_cv needs at least one fold with both classes")
+    return RocSweepResult(
+        scheme=estimator.scheme,
+        C_pos=grid,
+        fpr=fp / n_neg,
+        tpr=tp / n_pos,
+        fit_seconds=seconds,
+        statuses=statuses,
+    )
+
+
+class RocSweepDisplay:
+    """ROC curve of a penalty sweep, in scikit-learn's display style.
+
+    Parameters
+    ----------
+    fpr, tpr : ndarray of shape (P,)
+        One point per sweep model.
+    roc_auc : float or None
+        Area under the curve (computed when None).
+    name : str or None
+        Legend label.
+
+    Attributes
+    ----------
+    line_ : matplotlib Line2D
+    ax_ : matplotlib Axes
+    figure_ : matplotlib Figure
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> disp = RocSweepDisplay(fpr=[0.1, 0.3], tpr=[0.5, 0.9], name="box").plot()
+    >>> round(disp.roc_auc, 3)
+    0.79
+    """
+
+    def __init__(
+        self,
+        *,
+        fpr: Any,
+        tpr: Any,
+        roc_auc: float | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.fpr = np.asarray(fpr, dtype=np.float64)
+        self.tpr = np.asarray(tpr, dtype=np.float64)
+        if self.fpr.shape != self.tpr.shape or self.fpr.ndim != 1:
+            raise ValueError(
+                f"fpr and tpr must be 1-D of equal length; got {self.fpr.shape}, {self.tpr.shape}"
+            )
+        self.roc_auc = (
+            sweep_auc(self.fpr, self.tpr) if roc_auc is None else float(roc_auc)
+        )
+        self.name = name
+
+    def plot(
+        self,
+        ax: Any = None,
+        *,
+        name: str | None = None,
+        plot_chance_level: bool = False,
+        **kwargs: Any,
+    ) -> RocSweepDisplay:
+        """Draw the curve (markers at the sweep points) on ``ax`` (new axes if None)."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        label = name if name is not None else self.name
+        label = (
+            f"{label} (AUC = {self.roc_auc:.3f})"
+            if label
+            else f"AUC = {self.roc_auc:.3f}"
+        )
+        x, yv = _curve(self.fpr, self.tpr)
+        style = {"marker": ".", "label": label, **kwargs}
+        (self.line_,) = ax.plot(x, yv, **style)
+        if plot_chance_level:
+            ax.plot([0, 1], [0, 1], "k:", lw=0.8, label="chance")
+        ax.set(
+            xlabel="False positive rate (1 - specificity)",
+            ylabel="True positive rate (sensitivity)",
+            xlim=(-0.01, 1.01),
+            ylim=(-0.01, 1.01),
+            aspect="equal",
+        )
+        ax.legend(loc="lower right")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator: SensitivitySweepSVC,
+        X: Any,
+        y: Any,
+        *,
+        name: str | None = None,
+        ax: Any = None,
+        **kwargs: Any,
+    ) -> RocSweepDisplay:
+        """Curve of a fitted sweep on ``(X, y)``."""
+        fpr, tpr = estimator.roc(X, y)
+        name = estimator.scheme if name is None else name
+        return cls(fpr=fpr, tpr=tpr, name=name).plot(ax=ax, **kwargs)
+
+    @classmethod
+    def from_predictions(
+        cls,
+        y_true: Any,
+        y_score: Any,
+        *,
+        name: str | None = None,
+        ax: Any = None,
+        **kwargs: Any,
+    ) -> RocSweepDisplay:
+        """Curve from sweep scores ``y_score`` of shape (P, t), thresholded at 0."""
+        y_pm = np.where(np.asarray(y_true) > 0, 1, -1)
+        fpr, tpr = roc_points(y_pm, np.where(np.asarray(y_score) > 0, 1, -1))
+        return cls(fpr=fpr, tpr=tpr, name=name).plot(ax=ax, **kwargs)
+
+    @classmethod
+    def from_result(
+        cls,
+        result: RocSweepResult,
+        *,
+        name: str | None = None,
+        ax: Any = None,
+        **kwargs: Any,
+    ) -> RocSweepDisplay:
+        """Curve of a cross-validated :class:`RocSweepResult`."""
+        name = result.scheme if name is None else name
+        return cls(fpr=result.fpr, tpr=result.tpr, name=name).plot(ax=ax, **kwargs)
+
+
+def status_counts(solution: BatchedSvmSolution) -> dict[str, int]:
+    """Counts of each :class:`~torchsvm.types.SolveStatus` in a solution."""
+    out: dict[str, int] = {}
+    for code in solution.status.tolist():
+        key = SolveStatus.from_code(int(code)).value
+        out[key] = out.get(key, 0) + 1
+    return out
