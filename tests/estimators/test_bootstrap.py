@@ -1,0 +1,169 @@
+"""Tests of the bootstrap probabilistic SVM (SPEC S2) against sklearn / hand oracles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from torchsvm.estimators.bootstrap import BootstrapProbabilitySVC, vote_fraction
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    X, y = make_classification(
+        n_samples=160, n_features=5, n_informative=3, flip_y=0.1, random_state=3
+    )
+    return X[:100], y[:100], X[100:], y[100:]
+
+
+@pytest.fixture(scope="module")
+def fitted(data: tuple) -> BootstrapProbabilitySVC:
+    X, y, _, _ = data
+    m = BootstrapProbabilitySVC(
+        C_grid=[0.1, 1.0, 10.0],
+        n_bootstrap=15,
+        accuracy_eps=0.05,
+        kernel="rbf",
+        random_state=0,
+    )
+    return m.fit(X, y)
+
+
+def test_probabilities_valid(fitted: BootstrapProbabilitySVC, data: tuple) -> None:
+    _, _, Xt, _ = data
+    P = fitted.predict_proba(Xt)
+    assert P.shape == (Xt.shape[0], 2)
+    assert ((P >= 0) & (P <= 1)).all()
+    np.testing.assert_allclose(P.sum(1), 1.0)
+    # votes of B replicates mixed by weights: predict is the argmax, decision monotone
+    np.testing.assert_array_equal(fitted.predict(Xt), fitted.classes_[np.argmax(P, 1)])
+    np.testing.assert_allclose(fitted.decision_function(Xt), P[:, 1] - 0.5)
+
+
+def test_weights_follow_spec(fitted: BootstrapProbabilitySVC, data: tuple) -> None:
+    X, y, Xt, _ = data
+    acc = np.nanmean(fitted.oob_accuracy_, axis=1)
+    np.testing.assert_allclose(fitted.accuracy_, acc)
+    J = np.flatnonzero(acc >= acc.max() - 0.05)
+    np.testing.assert_array_equal(fitted.support_set_, J)
+    w = np.zeros(3)
+    w[J] = acc[J] ** 2 / (acc[J] ** 2).sum()
+    np.testing.assert_allclose(fitted.weights_, w)
+    # P(+|x) = sum_r w_r (1/B) sum_b 1[f > 0] (ties 1/2), from the raw scores
+    p = sum(
+        w[r] * vote_fraction(fitted.bootstrap_decision_function(Xt, r), axis=0)
+        for r in J
+    )
+    np.testing.assert_allclose(fitted.predict_proba(Xt)[:, 1], p)
+    best = fitted.set_params(ensemble=False)
+    single = BootstrapProbabilitySVC(**best.get_params()).fit(X, y)
+    fitted.set_params(ensemble=True)
+    assert single.weights_[np.argmax(acc)] == 1.0
+    assert single.weights_.sum() == 1.0
+
+
+def test_matches_sklearn_fits(data: tuple) -> None:
+    """Each replicate is SVC(C).fit(X, y, sample_weight=counts): OOB accuracy and votes."""
+    X, y, Xt, _ = data
+    grid = [0.5, 4.0]
+    m = BootstrapProbabilitySVC(
+        C_grid=grid, n_bootstrap=4, kernel="rbf", random_state=1
+    )
+    m.fit(X, y)
+    for r, C in enumerate(grid):
+        for b in range(4):
+            c = m.counts_[b]
+            ref = SVC(C=C, kernel="rbf", gamma="scale", tol=1e-10).fit(
+                X, y, sample_weight=c
+            )
+            f = ref.decision_function(X)
+            oob = c == 0
+            acc = np.mean((f[oob] > 0) == (y[oob] == 1))
+            assert m.oob_accuracy_[r, b] == pytest.approx(acc, abs=1.0 / oob.sum())
+        if m.weights_[r] > 0:
+            f_ref = np.stack(
+                [
+                    SVC(C=C, kernel="rbf", gamma="scale", tol=1e-10)
+                    .fit(X, y, sample_weight=m.counts_[b])
+                    .decision_function(Xt)
+                    for b in range(4)
+                ]
+            )
+            f_ours = m.bootstrap_decision_function(Xt, r)
+            np.testing.assert_allclose(f_ours, f_ref, atol=2e-3 * np.abs(f_ref).max())
+
+
+def test_ctrl1_raises_tpr_never_lowers_p(data: tuple) -> None:
+    X, y, Xt, _ = data
+    kw = dict(C_grid=[1.0], n_bootstrap=15, kernel="rbf", random_state=0)
+    base = BootstrapProbabilitySVC(**kw).fit(X, y)
+    ctrl = BootstrapProbabilitySVC(target_tpr=1.0, **kw).fit(X, y)
+    assert ctrl.threshold_ >= 0.0
+    assert (ctrl.predict_proba(Xt)[:, 1] >= base.predict_proba(Xt)[:, 1]).all()
+    pos = (y == 1) & ~np.isnan(ctrl.oob_proba_)
+    assert np.mean(ctrl.oob_proba_[pos] >= 0.5) >= 1.0
+    # smallest such a: a slightly smaller shift misses the target
+    below = BootstrapProbabilitySVC(target_tpr=1.0, **kw).fit(X, y)
+    scores_ok = np.mean(
+        below._oob_proba(_train_scores(below, X), ctrl.threshold_ * 0.999)[pos] >= 0.5
+    )
+    if ctrl.threshold_ > 0:
+        assert scores_ok < 1.0
+
+
+def _train_scores(m: BootstrapProbabilitySVC, X: np.ndarray) -> np.ndarray:
+    out = np.zeros((m.C_grid_.shape[0], m.counts_.shape[0], X.shape[0]))
+    for r in m._used:
+        out[r] = m.bootstrap_decision_function(X, r)
+    return out
+
+
+def test_reproducible(data: tuple) -> None:
+    X, y, Xt, _ = data
+    kw = dict(C_grid=[1.0], n_bootstrap=8, kernel="linear")
+    a = BootstrapProbabilitySVC(random_state=5, **kw).fit(X, y)
+    b = BootstrapProbabilitySVC(random_state=5, **kw).fit(X, y)
+    c = BootstrapProbabilitySVC(random_state=6, **kw).fit(X, y)
+    np.testing.assert_array_equal(a.counts_, b.counts_)
+    np.testing.assert_array_equal(a.predict_proba(Xt), b.predict_proba(Xt))
+    assert not np.array_equal(a.counts_, c.counts_)
+
+
+def test_intervals(fitted: BootstrapProbabilitySVC, data: tuple) -> None:
+    _, _, Xt, _ = data
+    p = fitted.predict_proba(Xt)[:, 1]
+    lo, hi = fitted.predict_proba_interval(Xt, level=0.95)
+    assert ((lo <= p) & (p <= hi) & (lo >= 0) & (hi <= 1)).all()
+    half = 1.959963984540054 * np.sqrt(p * (1 - p) / 15)
+    np.testing.assert_allclose(hi, np.clip(p + half, 0, 1))
+    f = fitted.bootstrap_decision_function(Xt)
+    slo, shi = fitted.score_interval(Xt, level=0.9)
+    np.testing.assert_allclose(slo, 2 * f.mean(0) - np.quantile(f, 0.95, axis=0))
+    np.testing.assert_allclose(shi, 2 * f.mean(0) - np.quantile(f, 0.05, axis=0))
+    with pytest.raises(ValueError, match="level"):
+        fitted.score_interval(Xt, level=1.5)
+
+
+def test_bad_input(data: tuple) -> None:
+    X, y, _, _ = data
+    with pytest.raises(ValueError, match="C_grid"):
+        BootstrapProbabilitySVC(C_grid=[-1.0], n_bootstrap=2).fit(X, y)
+    with pytest.raises(ValueError, match="binary|classes"):
+        BootstrapProbabilitySVC(n_bootstrap=2).fit(X, np.arange(X.shape[0]) % 3)
+    with pytest.raises(ValueError, match="CUDA|cuda"):
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("has a GPU")
+        BootstrapProbabilitySVC(n_bootstrap=2, device="cuda").fit(X, y)
+
+
+@parametrize_with_checks(
+    [BootstrapProbabilitySVC(C_grid=[1.0], n_bootstrap=5, kernel="rbf", random_state=0)]
+)
+def test_sklearn_compatible(estimator: BootstrapProbabilitySVC, check) -> None:
+    """Every scikit-learn estimator check passes (no expected failures)."""
+    check(estimator)

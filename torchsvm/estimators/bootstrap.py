@@ -1,0 +1,507 @@
+"""Bootstrap probabilistic SVM (SPEC S2; Benitez-Pena et al., thesis ch. 3).
+
+For every C of a grid ``C_1..C_R`` and every bootstrap replicate ``b = 1..B`` (the same
+draws for every C) the weighted SVM of SPEC S1 is fitted with sample weights = draw
+counts, all ``R * B`` problems as ONE batch of the dual solver (it chunks by itself).
+Then, with ``f_{r,b}`` the fitted scores:
+
+- ``oob_accuracy_[r, b]``: accuracy of ``f_{r,b}`` on the replicate's out-of-bag rows
+  (a score of exactly 0 counts as half right, as ties do everywhere here);
+- ``acc_r = mean_b oob_accuracy_[r, b]``, ``J = {r : acc_r >= max acc - eps}`` and
+  ``weights_[r] = acc_r^2 / sum_{l in J} acc_l^2`` on ``J`` (0 elsewhere);
+  with ``ensemble=False`` only ``r* = argmax acc_r`` is used ("best C");
+- ``P(+|x) = sum_r weights_[r] (1/B) sum_b (1[f_{r,b}(x) > -a] + 1/2 1[f_{r,b}(x) = -a])``
+  with threshold ``a = 0`` unless Ctrl1 (``target_tpr``) chose ``a > 0``.
+
+Confidence intervals (thesis ch. 3): ``predict_proba_interval`` is the normal
+approximation ``p +- z sqrt(p (1 - p) / B)`` clipped to [0, 1];
+``score_interval`` is the basic bootstrap interval ``(2 f - f*_(1-a/2), 2 f - f*_(a/2))``
+of the scores at the selected C ``r*`` (``f`` = mean of the B bootstrap scores).
+
+Ctrl1 (``target_tpr``): the threshold ``-a`` is chosen on out-of-bag scores: for a
+training row ``i`` and each C the vote is averaged over the replicates in which ``i`` was
+out of bag, combined with ``weights_``; ``a`` is the smallest value ``>= 0`` for which
+the fraction of positive rows (that were out of bag at least once) with
+``P_oob(+|x_i) >= 1/2`` reaches ``target_tpr``. The infimum of such ``a`` is not
+attained with the strict ``>`` of SPEC S2, so ``a`` is the next float above the critical
+``-f`` (then the score that defines it counts as a full positive vote).
+Since ``a >= 0``, Ctrl1 never lowers ``P(+|x)``.
+
+Ctrl2 (the constrained SVM of SPEC S5 with a TPR floor) replaces only the S1 fits:
+override :meth:`BootstrapProbabilitySVC._fit_replicates`, which returns the grid of
+scores; everything after it (OOB accuracies, weights, votes, intervals) is shared.
+
+Deviations, written down as SPEC asks: a replicate that draws no row of one class has no
+SVM; such replicates are redrawn from the same generator (so the draws stay a function
+of ``random_state``). A replicate without out-of-bag rows (tiny ``n``) has no OOB
+accuracy and is left out of the mean ``acc_r``.
+
+``predict`` is the argmax of ``predict_proba`` (ties go to ``classes_[0]``) and
+``decision_function`` is ``P(+|x) - 1/2``, monotone in the probability, so
+scikit-learn's consistency checks hold. The raw bootstrap scores are
+:meth:`BootstrapProbabilitySVC.bootstrap_decision_function`.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import torch
+from scipy.stats import norm
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from torchsvm.config import SolverConfig
+from torchsvm.data.resample import as_generator, bootstrap_counts
+from torchsvm.estimators.svc import encode_binary
+from torchsvm.kernels import KERNELS, compute_kernel
+from torchsvm.problems.svm import BatchedSvmProblem, resolve_device, resolve_dtype
+from torchsvm.solvers.box_qp import BoxQpSolver
+
+__all__ = ["BootstrapProbabilitySVC", "default_c_grid", "vote_fraction"]
+
+_MAX_REDRAWS = 100
+
+
+def default_c_grid() -> np.ndarray:
+    """The paper's grid ``2^-5, ..., 2^5`` (SPEC S2): array of shape (11,)."""
+    return 2.0 ** np.arange(-5, 6)
+
+
+def vote_fraction(
+    scores: np.ndarray, threshold: float = 0.0, axis: int = -2
+) -> np.ndarray:
+    """Fraction of scores above ``-threshold`` along ``axis``; ties count 1/2 (SPEC S2).
+
+    Parameters
+    ----------
+    scores : ndarray
+        Bootstrap scores, replicates along ``axis``.
+    threshold : float, default=0.0
+        The Ctrl1 shift ``a >= 0``: a vote is positive when ``f > -a``.
+    axis : int, default=-2
+        Replicate axis.
+
+    Returns
+    -------
+    ndarray
+        ``mean(1[f > -a] + 1/2 1[f == -a])`` along ``axis``.
+    """
+    cut = -float(threshold)
+    return np.mean((scores > cut) + 0.5 * (scores == cut), axis=axis)
+
+
+def _draw_counts(y_pm: np.ndarray, n_bootstrap: int, random_state: Any) -> np.ndarray:
+    """``(B, n)`` bootstrap counts; replicates missing a class are redrawn (same rng)."""
+    rng = as_generator(random_state)
+    n = y_pm.shape[0]
+    counts = bootstrap_counts(n, n_bootstrap, rng)
+    pos = y_pm > 0
+    for _ in range(_MAX_REDRAWS):
+        bad = np.flatnonzero(
+            (counts[:, pos].sum(1) == 0) | (counts[:, ~pos].sum(1) == 0)
+        )
+        if bad.size == 0:
+            return counts
+        counts[bad] = bootstrap_counts(n, bad.size, rng)
+    raise ValueError(
+        f"could not draw bootstrap replicates containing both classes in {_MAX_REDRAWS} "
+        f"tries (class sizes {int(pos.sum())} / {int((~pos).sum())}); too few samples"
+    )
+
+
+class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
+    """Probabilities from bootstrap votes of SVMs over a C grid (SPEC S2).
+
+    Parameters
+    ----------
+    C_grid : array-like of shape (R,), default=None
+        Penalties (libsvm convention, SPEC S1); None means ``2^-5 .. 2^5``.
+    n_bootstrap : int, default=500
+        Number of replicates ``B`` (the same draws for every C).
+    accuracy_eps : float, default=0.01
+        ``epsilon`` of the set ``J`` of near-best C values.
+    kernel : {"linear", "rbf", "poly"}, default="linear"
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+    coef0 : float, default=0.0
+    ensemble : bool, default=True
+        True: acc^2-weighted mixture over ``J``; False: the best C only.
+    target_tpr : float in (0, 1] or None, default=None
+        Ctrl1: shift the vote threshold to ``-a`` so that the out-of-bag TPR at
+        ``P(+|x) >= 1/2`` reaches this value.
+    tol : float, default=1e-7
+        Relative duality gap of the solver (votes need only the score signs).
+    max_iter : int, default=20000
+    random_state : int, Generator or None, default=None
+        Seed of the bootstrap draws (drawn on the CPU, so CPU and GPU agree).
+    device : str, default="cpu"
+        ``"cuda"`` without a GPU raises ``ValueError``.
+    dtype : {"float64", "float32"}, default="float64"
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        ``classes_[1]`` is the positive class.
+    C_grid_ : ndarray of shape (R,)
+    counts_ : ndarray of shape (B, n)
+        Bootstrap draw counts (0 = out of bag).
+    oob_accuracy_ : ndarray of shape (R, B)
+        Out-of-bag accuracy of every fit (nan where a replicate has no OOB row).
+    accuracy_ : ndarray of shape (R,)
+        ``acc_r``.
+    support_set_ : ndarray of shape (|J|,)
+        Indices ``J`` of the near-best C values.
+    weights_ : ndarray of shape (R,)
+        Mixture weights (sum to 1; zero outside ``J``, one-hot when ``ensemble=False``).
+    best_index_ : int
+        ``r* = argmax acc_r``; ``best_C_`` is ``C_grid_[r*]``.
+    threshold_ : float
+        The Ctrl1 shift ``a`` (0 without ``target_tpr``).
+    oob_proba_ : ndarray of shape (n,)
+        Out-of-bag ``P(+|x_i)`` at ``threshold_`` (nan for rows never out of bag).
+    n_iter_, duality_gap_ : ndarray of shape (R, B)
+        Solver diagnostics per fit.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> X, y = make_classification(n_samples=80, n_features=4, random_state=0)
+    >>> m = BootstrapProbabilitySVC(C_grid=[0.1, 1.0], n_bootstrap=20, random_state=0)
+    >>> m.fit(X, y).predict_proba(X[:3]).shape
+    (3, 2)
+    """
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        "C_grid": ["array-like", None],
+        "n_bootstrap": [Interval(Integral, 1, None, closed="left")],
+        "accuracy_eps": [Interval(Real, 0.0, None, closed="left")],
+        "kernel": [StrOptions(set(KERNELS))],
+        "gamma": [
+            StrOptions({"scale", "auto"}),
+            Interval(Real, 0.0, None, closed="neither"),
+        ],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "ensemble": ["boolean"],
+        "target_tpr": [Interval(Real, 0.0, 1.0, closed="right"), None],
+        "tol": [Interval(Real, 0.0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "device": [str, torch.device],
+        "dtype": [StrOptions({"float64", "float32"})],
+    }
+
+    def __init__(
+        self,
+        C_grid: Any = None,
+        n_bootstrap: int = 500,
+        accuracy_eps: float = 0.01,
+        kernel: str = "linear",
+        gamma: float | str = "scale",
+        degree: int = 3,
+        coef0: float = 0.0,
+        ensemble: bool = True,
+        target_tpr: float | None = None,
+        tol: float = 1e-7,
+        max_iter: int = 20000,
+        random_state: Any = None,
+        device: str = "cpu",
+        dtype: str = "float64",
+    ) -> None:
+        self.C_grid = C_grid
+        self.n_bootstrap = n_bootstrap
+        self.accuracy_eps = accuracy_eps
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.ensemble = ensemble
+        self.target_tpr = target_tpr
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.device = device
+        self.dtype = dtype
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, X: Any, y: Any) -> BootstrapProbabilitySVC:
+        """Fit the ``R * B`` SVMs and the vote weights (SPEC S2 steps 1-3).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+        y : array-like of shape (n,)
+            Binary labels.
+
+        Returns
+        -------
+        self : BootstrapProbabilitySVC
+        """
+        self._validate_params()
+        resolve_device(self.device)
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        self.classes_, y_pm = encode_binary(y, type(self).__name__)
+        self.C_grid_ = self._check_c_grid()
+        self.counts_ = _draw_counts(y_pm, int(self.n_bootstrap), self.random_state)
+        train_scores = self._fit_replicates(X, y_pm, self.counts_)
+        self._store_weights(train_scores, y_pm)
+        self._fit_threshold(train_scores, y_pm)
+        return self
+
+    def _check_c_grid(self) -> np.ndarray:
+        grid = default_c_grid() if self.C_grid is None else self.C_grid
+        arr = np.atleast_1d(np.asarray(grid, dtype=np.float64))
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError(
+                f"C_grid must be a non-empty 1-D array; got shape {arr.shape}"
+            )
+        if not np.isfinite(arr).all() or (arr <= 0).any():
+            raise ValueError(
+                f"C_grid values must be finite and > 0; got {arr.tolist()}"
+            )
+        return arr
+
+    def _fit_replicates(
+        self, X: np.ndarray, y_pm: np.ndarray, counts: np.ndarray
+    ) -> np.ndarray:
+        """Fit every (C, replicate) pair as one batch; scores on the training rows.
+
+        Returns
+        -------
+        ndarray of shape (R, B, n)
+            ``f_{r,b}(x_i)`` (the grid comes from ``problem.index``, not from sizes).
+        """
+        prob = BatchedSvmProblem.from_bootstrap(
+            X,
+            y_pm,
+            self.C_grid_,
+            counts,
+            kernel=self.kernel,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+            device=resolve_device(self.device),
+            dtype=resolve_dtype(self.dtype),
+        )
+        cfg = SolverConfig(tol=float(self.tol), max_iter=int(self.max_iter))
+        sol = BoxQpSolver(cfg)(prob)
+        R, B = self.C_grid_.shape[0], counts.shape[0]
+        r_idx = prob.index["c_idx"].cpu().numpy()
+        b_idx = prob.index["rep_idx"].cpu().numpy()
+        self.gamma_ = float(prob.gamma)
+        self._X_fit = X
+        alpha = sol.alpha.detach().cpu().numpy()
+        self._coef = np.zeros((R, B, X.shape[0]))
+        self._coef[r_idx, b_idx] = alpha * y_pm[None, :]
+        self._b = np.zeros((R, B))
+        self._b[r_idx, b_idx] = sol.b.detach().cpu().numpy()
+        self.n_iter_ = np.zeros((R, B), dtype=np.int64)
+        self.n_iter_[r_idx, b_idx] = sol.n_iter.cpu().numpy()
+        self.duality_gap_ = np.zeros((R, B))
+        self.duality_gap_[r_idx, b_idx] = sol.duality_gap.detach().cpu().numpy()
+        self._w: np.ndarray | None = None
+        if sol.w is not None:
+            self._w = np.zeros((R, B, X.shape[1]))
+            self._w[r_idx, b_idx] = sol.w.detach().cpu().numpy()
+        F = sol.decision_function(
+            prob.X,
+            prob.y,
+            prob.X,
+            kernel=prob.kernel,
+            gamma=prob.gamma,
+            degree=prob.degree,
+            coef0=prob.coef0,
+        )
+        scores = np.zeros((R, B, X.shape[0]))
+        scores[r_idx, b_idx] = F.detach().cpu().numpy()
+        return scores
+
+    def _store_weights(self, scores: np.ndarray, y_pm: np.ndarray) -> None:
+        """OOB accuracies, the set J, acc^2 weights and the best C (SPEC S2 step 3)."""
+        oob = self.counts_ == 0  # (B, n)
+        correct = (np.sign(scores) * y_pm + 1.0) / 2.0  # 1 right, 0 wrong, 1/2 tie
+        n_oob = oob.sum(1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            acc = (correct * oob[None]).sum(2) / n_oob[None, :]
+        acc[:, n_oob == 0] = np.nan
+        if np.isnan(acc).all():
+            raise ValueError(
+                "no bootstrap replicate has out-of-bag rows; increase n or B"
+            )
+        self.oob_accuracy_ = acc
+        self.accuracy_ = np.nanmean(acc, axis=1)
+        self.best_index_ = int(np.argmax(self.accuracy_))
+        self.best_C_ = float(self.C_grid_[self.best_index_])
+        self.support_set_ = np.flatnonzero(
+            self.accuracy_ >= self.accuracy_.max() - float(self.accuracy_eps)
+        )
+        w = np.zeros_like(self.accuracy_)
+        if self.ensemble:
+            a2 = self.accuracy_[self.support_set_] ** 2
+            w[self.support_set_] = a2 / a2.sum()
+        else:
+            w[self.best_index_] = 1.0
+        self.weights_ = w
+        self._used = np.flatnonzero(w > 0)
+        if self.best_index_ not in self._used:
+            self._used = np.union1d(self._used, [self.best_index_])
+        self._coef = self._coef[self._used]
+        self._b = self._b[self._used]
+        if self._w is not None:
+            self._w = self._w[self._used]
+            self._coef = np.zeros((0,))
+            self._X_fit = np.zeros((0, self._X_fit.shape[1]))
+
+    def _oob_proba(self, scores: np.ndarray, threshold: float) -> np.ndarray:
+        """Out-of-bag ``P(+|x_i)`` per training row at shift ``threshold``: shape (n,)."""
+        oob = (self.counts_ == 0)[None]  # (1, B, n)
+        votes = (scores > -threshold) + 0.5 * (scores == -threshold)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_c = (votes * oob).sum(1) / oob.sum(1)  # (R, n)
+        used = self.weights_ > 0
+        return (self.weights_[used, None] * per_c[used]).sum(0)
+
+    def _fit_threshold(self, scores: np.ndarray, y_pm: np.ndarray) -> None:
+        """Ctrl1 (SPEC S2): the smallest ``a >= 0`` whose OOB TPR reaches ``target_tpr``."""
+        self.threshold_ = 0.0
+        if self.target_tpr is not None:
+            pos = (y_pm > 0) & (self.counts_ == 0).any(0)
+            if not pos.any():
+                raise ValueError(
+                    "Ctrl1 needs positive rows that are out of bag at least once"
+                )
+            used = self.weights_ > 0
+            s_pos = scores[used][:, :, pos]
+            oob_pos = (self.counts_ == 0)[:, pos][None]
+
+            def reached(a: float) -> bool:
+                votes = (s_pos > -a) + 0.5 * (s_pos == -a)
+                per_c = (votes * oob_pos).sum(1) / oob_pos.sum(1)
+                p_pos = (self.weights_[used, None] * per_c).sum(0)
+                return bool(np.mean(p_pos >= 0.5) >= float(self.target_tpr))
+
+            if not reached(0.0):
+                neg = s_pos[(s_pos <= 0) & np.broadcast_to(oob_pos, s_pos.shape)]
+                cand = np.unique(np.nextafter(-neg, np.inf))
+                lo, hi = (
+                    0,
+                    cand.size - 1,
+                )  # reached(cand[-1]) holds: every OOB vote is +
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if reached(float(cand[mid])):
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                self.threshold_ = float(cand[lo])
+        self.oob_proba_ = self._oob_proba(scores, self.threshold_)
+
+    # --------------------------------------------------------------- predict
+    def _grid_scores(self, X: np.ndarray) -> np.ndarray:
+        """Scores of the kept fits: array of shape (len(_used), B, t)."""
+        dev, dt = resolve_device(self.device), resolve_dtype(self.dtype)
+        Xt = torch.as_tensor(X, dtype=dt, device=dev)
+        b = torch.as_tensor(self._b, dtype=dt, device=dev)
+        if self._w is not None:
+            W = torch.as_tensor(self._w, dtype=dt, device=dev)
+            out = W @ Xt.T
+        else:
+            K = compute_kernel(
+                torch.as_tensor(self._X_fit, dtype=dt, device=dev),
+                Xt,
+                kernel=self.kernel,
+                gamma=self.gamma_,
+                degree=self.degree,
+                coef0=self.coef0,
+            )
+            out = torch.as_tensor(self._coef, dtype=dt, device=dev) @ K
+        return (out + b[..., None]).cpu().numpy().astype(np.float64)
+
+    def _proba_positive(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "weights_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        per_c = vote_fraction(self._grid_scores(X), self.threshold_, axis=1)  # (k, t)
+        return np.clip(self.weights_[self._used] @ per_c, 0.0, 1.0)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """``[P(classes_[0] | x), P(classes_[1] | x)]`` (SPEC S2 step 4): shape (t, 2)."""
+        p = self._proba_positive(X)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Argmax of :meth:`predict_proba` (ties: ``classes_[0]``): shape (t,)."""
+        check_is_fitted(self, "weights_")
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """``P(+|x) - 1/2``: positive exactly where ``predict`` gives ``classes_[1]``."""
+        return self._proba_positive(X) - 0.5
+
+    def bootstrap_decision_function(
+        self, X: Any, c_index: int | None = None
+    ) -> np.ndarray:
+        """Raw bootstrap scores ``f_{r,b}(x)`` at ``C_grid_[c_index]``: shape (B, t).
+
+        ``c_index`` defaults to ``best_index_``; only C values in ``J`` (and the best)
+        are kept after ``fit``.
+        """
+        check_is_fitted(self, "weights_")
+        r = self.best_index_ if c_index is None else int(c_index)
+        where = np.flatnonzero(self._used == r)
+        if where.size == 0:
+            raise ValueError(
+                f"c_index={r} is not kept after fit; available: {self._used.tolist()}"
+            )
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self._grid_scores(X)[where[0]]
+
+    def predict_proba_interval(
+        self, X: Any, level: float = 0.95
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Normal-approximation interval of ``P(+|x)`` over B votes, clipped to [0, 1].
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (t,)
+        """
+        z = _z_value(level)
+        p = self._proba_positive(X)
+        half = z * np.sqrt(p * (1.0 - p) / int(self.n_bootstrap))
+        return np.clip(p - half, 0.0, 1.0), np.clip(p + half, 0.0, 1.0)
+
+    def score_interval(
+        self, X: Any, level: float = 0.95
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Basic bootstrap interval of the score at the best C (SPEC S2).
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (t,)
+            ``(2 f - f*_(1-a/2), 2 f - f*_(a/2))`` with ``f`` the mean bootstrap score.
+        """
+        a = 1.0 - _check_level(level)
+        f = self.bootstrap_decision_function(X)
+        fhat = f.mean(0)
+        q_lo, q_hi = np.quantile(f, [a / 2.0, 1.0 - a / 2.0], axis=0)
+        return 2.0 * fhat - q_hi, 2.0 * fhat - q_lo
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+def _check_level(level: float) -> float:
+    lv = float(level)
+    if not 0.0 < lv < 1.0:
+        raise ValueError(f"level must lie in (0, 1); got {level!r}")
+    return lv
+
+
+def _z_value(level: float) -> float:
+    return float(norm.ppf(0.5 + _check_level(level) / 2.0))
