@@ -458,10 +458,13 @@ def _run(
     time_limit: float,
     start: np.ndarray | None,
     warn: bool = True,
+    options: dict[str, float | int | str | bool] | None = None,
 ) -> MipResult:
     """Load, solve and read back one LP / QP / MILP (no MIQP)."""
     t0 = time.perf_counter()
     _set_options(h, config, time_limit)
+    for key, value in (options or {}).items():
+        h.setOptionValue(key, value)
     sign = _load(h, model)
     start_ok: bool | None = None
     if start is not None:
@@ -660,8 +663,15 @@ def _solve_validated(
     start: np.ndarray | None = None,
     h: highspy.Highs | None = None,
     warn: bool = False,
+    options: dict[str, float | int | str | bool] | None = None,
 ) -> MipResult:
     """Solve an already validated non-MIQP model (used by the outer approximation)."""
     return _run(
-        h if h is not None else _new_highs(), model, config, time_limit, start, warn
+        h if h is not None else _new_highs(),
+        model,
+        config,
+        time_limit,
+        start,
+        warn,
+        options,
     )

@@ -48,7 +48,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from torchsvm.exceptions import ConvergenceWarning, SolverTimeLimitWarning
+from torchsvm.exceptions import ConvergenceWarning, SolverError, SolverTimeLimitWarning
 from torchsvm.mip.highs import (
     MipConfig,
     MipModel,
@@ -310,7 +310,10 @@ def solve_convex_miqp(
         res = solve_qp_ipm(sub, time_limit=tl)
         if res.status is SolveStatus.not_solved:
             logger.info("interior point failed; retrying the QP with HiGHS")
-            return _solve_validated(lifted.qp_model(z), config, tl)
+            try:
+                return _solve_validated(lifted.qp_model(z), config, tl)
+            except SolverError as err:
+                logger.info("HiGHS QP failed too: %s", err)
         return res
 
     def polish(z: np.ndarray) -> MipResult | None:
@@ -428,9 +431,22 @@ def solve_convex_miqp(
         if remaining() <= 0:
             return timed_out(rounds, "time limit")
         master = lifted.master_model()
-        mstart = lifted.master_start(best_x) if best_x is not None else None
-        mres = _solve_validated(master, master_cfg, remaining(), mstart)
+        opts: dict[str, float | int | str | bool] | None = None
+        mstart = None
+        cutoff = math.inf
+        if best_x is not None:
+            # Only assignments beating the incumbent by the tolerance matter: the
+            # cutoff prunes the master's tree; "none left" proves the gap closed.
+            cutoff = ub - tol * max(1.0, abs(ub))
+            opts = {"objective_bound": cutoff}
+        mres = _solve_validated(master, master_cfg, remaining(), mstart, options=opts)
         rounds += 1
+        cut_off = mres.message == "Objective bound" or (
+            mres.status is SolveStatus.infeasible and best_x is not None
+        )
+        if cut_off and mres.x is None:
+            lb = max(lb, cutoff)
+            continue
         if mres.status is SolveStatus.infeasible:
             if best_x is None:
                 return _finish(
@@ -466,7 +482,17 @@ def solve_convex_miqp(
         z = np.round(xm[int_idx])
         key = z.astype(np.int64).tobytes()
         if key not in seen:
-            polish(z)
+            pres = polish(z)
+            if pres is None or pres.x is None:
+                # QP failed: the master point itself is feasible for the model
+                x_m = xm[: lifted.n].copy()
+                x_m[integ] = np.round(x_m[integ])
+                ok, _ = check_feasible(
+                    model, x_m, tol=max(1e-6, config.feasibility_tol)
+                )
+                val = model_objective(model, x_m)
+                if ok and val < ub:
+                    ub, best_x = val, x_m
         # Kelley cuts at the master point where the epigraph is violated
         r = xm[lifted.n : lifted.n + lifted.k]
         t = xm[lifted.n + lifted.k :]

@@ -16,14 +16,16 @@ Among the intercepts that meet every floor the one closest to the S1 intercept i
 taken. If none exists (floors on both classes that no shift of ``b`` meets) the slide
 returns ``None``: the MIP may still be feasible with another ``w``.
 
-The S1 solver sits behind :func:`fit_s1` so the project's batched ``WeightedSVC`` can
-replace scikit-learn's ``SVC`` in one place.
+The S1 solver sits behind :func:`fit_s1`: the project's batched
+:class:`~torchsvm.estimators.svc.WeightedSVC` (scikit-learn's ``SVC`` where it is not
+importable).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -75,21 +77,22 @@ def fit_s1(
     S1Fit
         Multipliers over all ``n`` rows and the intercept.
     """
-    from sklearn.svm import SVC
-
     keep = np.flatnonzero(sample_cost > 0)
     scale = float(sample_cost[keep].max())
-    clf = SVC(
-        C=scale,
-        kernel=kernel,
-        gamma=gamma if kernel == "rbf" else "scale",
-        tol=1e-6,
-        cache_size=500,
-    )
+    g = gamma if kernel == "rbf" else "scale"
+    clf: Any
+    try:  # the project's batched S1 solver (SPEC S1); scikit-learn if unavailable
+        from torchsvm.estimators.svc import WeightedSVC
+
+        clf = WeightedSVC(C=scale, kernel=kernel, gamma=g, tol=1e-8)
+    except ImportError:  # pragma: no cover - depends on the checkout
+        from sklearn.svm import SVC
+
+        clf = SVC(C=scale, kernel=kernel, gamma=g, tol=1e-6, cache_size=500)
     clf.fit(X[keep], y[keep], sample_weight=sample_cost[keep] / scale)
     dual = np.zeros(X.shape[0])
-    # NOTE: sklearn's dual_coef_ is alpha*y with classes_ = [-1, 1]; decision > 0 -> +1.
-    dual[keep[clf.support_]] = clf.dual_coef_.ravel()
+    # NOTE: dual_coef_ is alpha*y with classes_ = [-1, 1]; decision > 0 -> +1.
+    dual[keep[clf.support_]] = np.asarray(clf.dual_coef_).ravel()
     return S1Fit(dual, float(clf.intercept_[0]))
 
 

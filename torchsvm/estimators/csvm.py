@@ -1,0 +1,406 @@
+"""Constrained SVM estimator (SPEC S5; thesis ch. 2) and the S5c bootstrap ensemble.
+
+:class:`ConstrainedSVC` returns the widest-margin classifier whose true-positive rate
+(and/or true-negative rate, accuracy) on the anchor set ``J`` reaches a floor, with a
+Hoeffding margin so that the floor holds with probability ``1 - alpha`` out of sample.
+The MIQP is solved exactly by outer approximation over HiGHS MILPs
+(:mod:`torchsvm.mip.csvm`), warm-started by the S1 solution with a sliding intercept.
+
+Conventions: the objective is the thesis' ``||w||^2 + C+ sum_{I+} xi + C- sum_{I-} xi``
+with ``C+ = C / |I+|`` and ``C- = C / |I-|`` (so ``C`` is *not* libsvm's ``C``: the S1
+classifier with the same slack costs is libsvm's with ``C_i = C_{y_i} / 2``). The
+positive class is ``classes_[1]``.
+
+:func:`fit_s5c_ensemble` fits the training-set version S5c on bootstrap replicates (the
+Ctrl2 building block of SPEC S2), optionally in parallel processes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from numbers import Real
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from torchsvm.data.resample import split_anchor
+from torchsvm.exceptions import DataError
+from torchsvm.mip.csvm import CsvmSolution, solve_csvm
+from torchsvm.mip.highs import MipConfig
+from torchsvm.problems.csvm import CsvmProblem
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["ConstrainedSVC", "S5cEnsemble", "fit_s5c_ensemble", "resolve_gamma"]
+
+
+def resolve_gamma(gamma: float | str, X: np.ndarray) -> float:
+    """``"scale"``: ``1 / (d Var(X))``; ``"auto"``: ``1 / d``; a float is returned as is."""
+    d = X.shape[1]
+    if gamma == "scale":
+        var = float(X.var())
+        return 1.0 / (d * var) if var > 0 else 1.0
+    if gamma == "auto":
+        return 1.0 / d
+    return float(gamma)
+
+
+def _encode(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    classes = np.unique(y)
+    if classes.size != 2:
+        raise DataError(
+            f"ConstrainedSVC needs exactly two classes, got {classes.size}: "
+            f"{classes[:6].tolist()}"
+        )
+    return classes, np.where(y == classes[1], 1.0, -1.0)
+
+
+def _rates(y_pm: np.ndarray, f: np.ndarray) -> dict[str, float]:
+    pred = np.where(f > 0, 1.0, -1.0)
+    pos, neg = y_pm > 0, y_pm < 0
+    return {
+        "tpr": float(np.mean(pred[pos] > 0)) if pos.any() else float("nan"),
+        "tnr": float(np.mean(pred[neg] < 0)) if neg.any() else float("nan"),
+        "accuracy": float(np.mean(pred == y_pm)),
+    }
+
+
+_FLOOR = [Interval(Real, 0.0, 1.0, closed="right"), None]
+
+
+class ConstrainedSVC(ClassifierMixin, BaseEstimator):
+    """SVM with performance floors on an anchor set (SPEC S5), solved exactly.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Penalty in the thesis' convention: ``C+ = C / |I+|``, ``C- = C / |I-|``.
+    kernel : {"linear", "rbf"}, default="linear"
+        Linear kernel: primal form; RBF: partial dual form.
+    gamma : {"scale", "auto"} or float, default="scale"
+        RBF width, as in :class:`sklearn.svm.SVC` (computed on all fitted rows).
+    min_tpr, min_tnr, min_accuracy : float or None
+        Targets ``p0`` on ``J+``, ``J-`` and ``J``; at least one is required.
+    hoeffding_alpha : float or None, default=0.05
+        Level of the Hoeffding margin; None imposes ``p0`` itself on ``J``.
+    anchor_fraction : float, default=0.5
+        Share of each class put in ``J`` when ``fit`` gets no ``anchor_mask``.
+    big_m : float, default=100.0
+        ``M1`` of the anchor rows (and ``M2`` of the anchor multipliers).
+    time_limit : float, default=300.0
+        Seconds for the whole MIQP.
+    mip_gap : float, default=1e-4
+        Relative gap at which the outer approximation stops.
+    random_state : int or None, default=0
+        Seed of the default anchor split.
+    form : {"auto", "primal", "dual"}, default="auto"
+        MIQP form (``auto``: primal for linear, dual for RBF).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        ``classes_[1]`` is the positive class.
+    coef_ : ndarray of shape (1, d)
+        ``w`` (linear kernel).
+    intercept_ : ndarray of shape (1,)
+        ``b``.
+    dual_coef_ : ndarray of shape (1, n_SV)
+        ``a_s y_s`` (dual form).
+    support_vectors_ : ndarray of shape (n_SV, d)
+        Rows with non-zero multiplier (dual form).
+    anchor_mask_ : ndarray of shape (n,), bool
+        The anchor set ``J`` used.
+    gamma_ : float
+        Resolved RBF width.
+    floors_ : dict
+        ``{rate: sample floor p*0}``.
+    status_ : str
+        ``"optimal"`` or ``"time_limit"``.
+    mip_gap_ : float
+        Proven relative gap.
+    objective_ : float
+        MIQP objective (thesis scale).
+    achieved_rates_ : dict
+        TPR, TNR and accuracy on the anchor set.
+    solve_time_ : float
+        Seconds in the outer approximation.
+    n_iter_ : int
+        Outer-approximation rounds.
+    start_feasible_ : bool or None
+        Whether the sliding-b warm start was feasible.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 2)); y = (X[:, 0] + 0.5 * rng.normal(size=60) > 0)
+    >>> clf = ConstrainedSVC(min_tpr=0.8, hoeffding_alpha=None).fit(X, y)
+    >>> clf.achieved_rates_["tpr"] >= 0.8
+    True
+    """
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        "C": [Interval(Real, 0.0, None, closed="neither")],
+        "kernel": [StrOptions({"linear", "rbf"})],
+        "gamma": [
+            StrOptions({"scale", "auto"}),
+            Interval(Real, 0.0, None, closed="neither"),
+        ],
+        "min_tpr": _FLOOR,
+        "min_tnr": _FLOOR,
+        "min_accuracy": _FLOOR,
+        "hoeffding_alpha": [Interval(Real, 0.0, 1.0, closed="neither"), None],
+        "anchor_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
+        "big_m": [Interval(Real, 0.0, None, closed="neither")],
+        "time_limit": [Interval(Real, 0.0, None, closed="neither")],
+        "mip_gap": [Interval(Real, 0.0, None, closed="left")],
+        "random_state": ["random_state"],
+        "form": [StrOptions({"auto", "primal", "dual"})],
+    }
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        kernel: str = "linear",
+        gamma: float | str = "scale",
+        min_tpr: float | None = 0.95,
+        min_tnr: float | None = None,
+        min_accuracy: float | None = None,
+        hoeffding_alpha: float | None = 0.05,
+        anchor_fraction: float = 0.5,
+        big_m: float = 100.0,
+        time_limit: float = 300.0,
+        mip_gap: float = 1e-4,
+        random_state: int | None = 0,
+        form: str = "auto",
+    ) -> None:
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.min_tpr = min_tpr
+        self.min_tnr = min_tnr
+        self.min_accuracy = min_accuracy
+        self.hoeffding_alpha = hoeffding_alpha
+        self.anchor_fraction = anchor_fraction
+        self.big_m = big_m
+        self.time_limit = time_limit
+        self.mip_gap = mip_gap
+        self.random_state = random_state
+        self.form = form
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X: Any, y: Any, anchor_mask: Any = None) -> ConstrainedSVC:
+        """Fit on ``(X, y)``; ``anchor_mask`` (bool, shape (n,)) marks ``J``.
+
+        Raises
+        ------
+        InfeasibleProblemError
+            Naming the floor that cannot be met.
+        """
+        problem = self._build_problem(X, y, anchor_mask)
+        sol = self._solve(problem)
+        self._store_results(problem, sol)
+        return self
+
+    def _build_problem(self, X: Any, y: Any, anchor_mask: Any) -> CsvmProblem:
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        self.classes_, y_pm = _encode(np.asarray(y))
+        if anchor_mask is None:
+            mask = split_anchor(y_pm, self.anchor_fraction, self.random_state)
+        else:
+            mask = np.asarray(anchor_mask, dtype=bool).ravel()
+            if mask.shape != (X.shape[0],):
+                raise DataError(
+                    f"anchor_mask must have shape ({X.shape[0]},), got {mask.shape}"
+                )
+        self.anchor_mask_ = mask
+        self.gamma_ = resolve_gamma(self.gamma, X)
+        return CsvmProblem.from_data(
+            X,
+            y_pm,
+            mask,
+            C=self.C,
+            kernel=self.kernel,
+            gamma=self.gamma_,
+            min_tpr=self.min_tpr,
+            min_tnr=self.min_tnr,
+            min_accuracy=self.min_accuracy,
+            hoeffding_alpha=self.hoeffding_alpha,
+            big_m=self.big_m,
+            big_m_dual=self.big_m,
+        )
+
+    def _solve(self, problem: CsvmProblem) -> CsvmSolution:
+        config = MipConfig(
+            time_limit=float(self.time_limit), mip_rel_gap=float(self.mip_gap)
+        )
+        return solve_csvm(problem, config, form=self.form)
+
+    def _store_results(self, problem: CsvmProblem, sol: CsvmSolution) -> None:
+        self.solution_ = sol
+        self.intercept_ = np.array([sol.intercept])
+        if sol.coef is not None:
+            self.coef_ = sol.coef[None, :].copy()
+        if sol.dual_coef is not None and sol.support_X is not None:
+            self.dual_coef_ = sol.dual_coef[None, :].copy()
+            self.support_vectors_ = sol.support_X.copy()
+        self.floors_ = {f.rate: f.floor for f in problem.floors}
+        self.status_ = sol.status.value
+        self.mip_gap_ = float(sol.mip_gap)
+        self.objective_ = float(sol.objective)
+        self.solve_time_ = float(sol.runtime)
+        self.n_iter_ = int(sol.n_iter)
+        self.start_feasible_ = sol.start_feasible
+        J = problem.floor_idx
+        self.achieved_rates_ = _rates(problem.y[J], sol.decision_function(problem.X[J]))
+
+    # ------------------------------------------------------------------ predict
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Scores ``f(x)`` of shape (m,); positive means ``classes_[1]``."""
+        check_is_fitted(self, "solution_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.solution_.decision_function(X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Class labels of shape (m,)."""
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+@dataclass(frozen=True)
+class S5cEnsemble:
+    """Bootstrap ensemble of S5c classifiers (Ctrl2 building block, SPEC S2 / S5c).
+
+    Parameters
+    ----------
+    solutions : tuple of CsvmSolution
+        One per replicate, in order.
+    runtimes : ndarray of shape (B,)
+        Wall seconds per replicate (including the warm start).
+    wall_time : float
+        Seconds for the whole batch.
+    """
+
+    solutions: tuple[CsvmSolution, ...]
+    runtimes: np.ndarray
+    wall_time: float
+
+    @property
+    def statuses(self) -> list[str]:
+        """Status per replicate."""
+        return [s.status.value for s in self.solutions]
+
+    @property
+    def mip_gaps(self) -> np.ndarray:
+        """Proven gap per replicate, shape (B,)."""
+        return np.array([s.mip_gap for s in self.solutions])
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Scores of every replicate, shape (B, m)."""
+        Xa = np.asarray(X, dtype=np.float64)
+        return np.stack([s.decision_function(Xa) for s in self.solutions])
+
+    def predict_proba_positive(self, X: Any) -> np.ndarray:
+        """``P(y = +1 | x)`` = share of replicates with ``f > 0`` (ties 1/2), shape (m,)."""
+        F = self.decision_function(X)
+        return ((F > 0) + 0.5 * (F == 0)).mean(axis=0)
+
+
+def _fit_one(
+    X: np.ndarray,
+    y_pm: np.ndarray,
+    counts: np.ndarray,
+    kwargs: dict[str, Any],
+    config: MipConfig,
+) -> tuple[CsvmSolution, float]:
+    t0 = time.perf_counter()
+    problem = CsvmProblem.from_data(
+        X, y_pm, None, sample_weight=counts, on_training=True, **kwargs
+    )
+    return solve_csvm(problem, config), time.perf_counter() - t0
+
+
+def fit_s5c_ensemble(
+    X: Any,
+    y: Any,
+    counts: Any,
+    *,
+    C: float = 1.0,
+    kernel: str = "linear",
+    gamma: float = 1.0,
+    min_tpr: float | None = 0.95,
+    min_tnr: float | None = None,
+    hoeffding_alpha: float | None = None,
+    big_m: float = 1000.0,
+    time_limit: float = 300.0,
+    mip_gap: float = 1e-4,
+    n_jobs: int | None = 1,
+) -> S5cEnsemble:
+    """Fit S5c (floors on the training rows themselves) on each bootstrap replicate.
+
+    Replicate ``b`` is S5c on the in-bag rows with weights ``counts[b]``: slack costs
+    ``counts_i C_{y_i}`` and floors counted with the same weights
+    (``sum_{I+} c_i z_i >= p*0 sum_{I+} c_i``), ``0 <= xi_i <= M (1 - z_i)``, ``M = 1000``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        Training rows (already preprocessed).
+    y : array-like of shape (n,)
+        Labels in {-1, +1}.
+    counts : array-like of shape (B, n)
+        Bootstrap counts (0 = out of bag), e.g. from
+        :func:`torchsvm.data.resample.bootstrap_counts`.
+    C, kernel, gamma : float, str, float
+        SVM parameters (thesis convention for ``C``; ``gamma`` already resolved).
+    min_tpr, min_tnr : float or None
+        Floors on the in-bag rows.
+    hoeffding_alpha : float or None
+        Hoeffding level (None: ``p*0 = p0``).
+    big_m : float
+        ``M`` of ``xi <= M (1 - z)``.
+    time_limit, mip_gap : float
+        Per-replicate MIQP limit and gap.
+    n_jobs : int or None
+        Parallel processes (joblib ``loky``); 1 runs in-process.
+
+    Returns
+    -------
+    S5cEnsemble
+        Solutions, per-replicate seconds and the batch wall time.
+    """
+    Xa = np.asarray(X, dtype=np.float64)
+    ya = np.asarray(y, dtype=np.float64).ravel()
+    Cnt = np.asarray(counts, dtype=np.float64)
+    if Cnt.ndim != 2 or Cnt.shape[1] != Xa.shape[0]:
+        raise DataError(f"counts must have shape (B, {Xa.shape[0]}), got {Cnt.shape}")
+    kwargs: dict[str, Any] = dict(
+        C=C,
+        kernel=kernel,
+        gamma=gamma,
+        min_tpr=min_tpr,
+        min_tnr=min_tnr,
+        hoeffding_alpha=hoeffding_alpha,
+        big_m=big_m,
+    )
+    config = MipConfig(time_limit=time_limit, mip_rel_gap=mip_gap)
+    t0 = time.perf_counter()
+    out: Sequence[tuple[CsvmSolution, float]]
+    if n_jobs == 1:
+        out = [_fit_one(Xa, ya, c, kwargs, config) for c in Cnt]
+    else:
+        from joblib import Parallel, delayed
+
+        out = Parallel(n_jobs=n_jobs)(
+            delayed(_fit_one)(Xa, ya, c, kwargs, config) for c in Cnt
+        )
+    wall = time.perf_counter() - t0
+    return S5cEnsemble(
+        tuple(s for s, _ in out), np.array([t for _, t in out]), float(wall)
+    )
