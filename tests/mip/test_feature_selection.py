@@ -189,7 +189,12 @@ def test_cardinality_svm_matches_brute_force(k):
     )
     clf = SVC(kernel="linear", C=1.0).fit(X, y)
     res = solve_cardinality_svm(
-        X, y, k, C=1.0, config=CFG, warm_start=(clf.coef_[0], clf.intercept_[0])
+        X,
+        y,
+        k,
+        C=1.0,
+        config=MipConfig(time_limit=30.0, mip_rel_gap=1e-6),
+        warm_start=(clf.coef_[0], clf.intercept_[0]),
     )
     assert res.support.sum() <= k
     assert res.result.objective == pytest.approx(best, rel=1e-3, abs=1e-4)

@@ -1,0 +1,167 @@
+"""Tests of the SPEC S6 estimators: selector contract, floors, kernels, comparator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.svm import SVC
+
+from torchsvm.estimators.selection import (
+    CardinalityConstrainedSVC,
+    CostSensitiveFeatureSelector,
+)
+from torchsvm.exceptions import InfeasibleProblemError
+from torchsvm.mip.feature_selection import solve_feature_selection
+from torchsvm.mip.highs import MipConfig
+
+
+def _data(seed: int = 0, n: int = 60, d: int = 5, noise: float = 0.3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] - 0.7 * X[:, 2] + noise * rng.normal(size=n) > 0, "a", "b")
+    return X, y
+
+
+def _rates(y_true, y_pred, pos):
+    p = y_true == pos
+    return np.mean(y_pred[p] == pos), np.mean(y_pred[~p] != pos)
+
+
+def test_selector_matches_milp_and_meets_floors():
+    X, y = _data()
+    fs = CostSensitiveFeatureSelector(min_tpr=0.85, min_tnr=0.85, time_limit=20)
+    fs.fit(X, y)
+    y_pm = np.where(y == fs.classes_[1], 1.0, -1.0)
+    ref = solve_feature_selection(X, y_pm, 0.85, 0.85, config=MipConfig(20.0))
+    assert fs.cost_ == ref.cost
+    assert fs.get_support().sum() == ref.cost
+    assert fs.transform(X).shape == (60, int(ref.cost))
+    assert fs.status_ == "optimal"
+    assert fs.mip_gap_ <= 1e-4
+    assert fs.start_feasible_ is not False
+    # (P2) keeps the (P1) rows at margin 1, so the training floors hold
+    tpr, tnr = _rates(y, fs.predict(X), fs.classes_[1])
+    assert tpr >= 0.85
+    assert tnr >= 0.85
+    assert set(fs.solve_time_) == {"warm_start", "milp", "svm"}
+
+
+def test_infeasible_floors_raise_naming_the_floor():
+    X, y = _data(noise=3.0)
+    fs = CostSensitiveFeatureSelector(min_tpr=1.0, min_tnr=1.0, time_limit=20)
+    with pytest.raises(InfeasibleProblemError, match="TPR floor"):
+        fs.fit(X, y)
+    fs = CostSensitiveFeatureSelector(
+        min_tpr=0.99, min_tnr=0.5, hoeffding_alpha=0.05, time_limit=20
+    )
+    with pytest.raises(InfeasibleProblemError, match=r"TPR floor p\*=.* > 1"):
+        fs.fit(X, y)
+
+
+def test_hoeffding_floors_are_stricter():
+    X, y = _data()
+    plain = CostSensitiveFeatureSelector(min_tpr=0.7, min_tnr=0.7, time_limit=20)
+    hoef = CostSensitiveFeatureSelector(
+        min_tpr=0.7, min_tnr=0.7, hoeffding_alpha=0.05, time_limit=20
+    )
+    plain.fit(X, y)
+    hoef.fit(X, y)
+    assert plain.tpr_floor_ == 0.7
+    assert hoef.tpr_floor_ > 0.7
+    assert hoef.tnr_floor_ > 0.7
+    assert hoef.cost_ >= plain.cost_
+
+
+def test_feature_costs_steer_the_selection():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=50)
+    # two copies of the informative feature; the first is expensive
+    X = np.column_stack([x, rng.normal(size=50), x + 1e-3 * rng.normal(size=50)])
+    y = (x > 0).astype(int)
+    fs = CostSensitiveFeatureSelector(
+        min_tpr=0.95, min_tnr=0.95, feature_costs=[5.0, 1.0, 1.0], time_limit=20
+    ).fit(X, y)
+    assert fs.get_support().tolist() == [False, False, True]
+    assert fs.cost_ == 1.0
+
+
+def test_rbf_uses_only_selected_features():
+    X, y = _data(2)
+    fs = CostSensitiveFeatureSelector(
+        min_tpr=0.85, min_tnr=0.85, kernel="rbf", C=1.0, time_limit=20
+    ).fit(X, y)
+    X2 = X.copy()
+    X2[:, ~fs.get_support()] = 123.0
+    np.testing.assert_allclose(fs.decision_function(X), fs.decision_function(X2))
+    assert fs.score(X, y) >= 0.85
+
+
+def test_selector_in_pipeline_and_grid_search():
+    X, y = _data(3, n=80)
+    pipe = Pipeline(
+        [
+            (
+                "fs",
+                CostSensitiveFeatureSelector(min_tpr=0.8, min_tnr=0.8, time_limit=20),
+            ),
+            ("svc", SVC(kernel="linear")),
+        ]
+    )
+    grid = GridSearchCV(
+        pipe,
+        {"fs__min_tpr": [0.7, 0.8]},
+        cv=2,
+        error_score="raise",
+    )
+    grid.fit(X, y)
+    assert grid.best_estimator_.named_steps["fs"].get_support().sum() >= 1
+    assert grid.score(X, y) > 0.7
+
+
+def test_selector_alone_in_grid_search():
+    # the selector is tunable on its own (it has predict / score)
+    X, y = _data(3, n=80)
+    gs = GridSearchCV(
+        CostSensitiveFeatureSelector(time_limit=20),
+        {"min_tnr": [0.7, 0.8]},
+        cv=2,
+        error_score="raise",
+    ).fit(X, y)
+    assert gs.best_score_ > 0.7
+
+
+def test_cardinality_svc():
+    X, y = _data(4)
+    clf = CardinalityConstrainedSVC(k_max=2, C=1.0, time_limit=20).fit(X, y)
+    assert clf.support_.sum() <= 2
+    assert set(np.flatnonzero(clf.support_)) == {0, 2}
+    assert np.all(clf.coef_[0][~clf.support_] == 0)
+    assert clf.status_ == "optimal"
+    assert clf.score(X, y) > 0.85
+    rbf = CardinalityConstrainedSVC(k_max=2, kernel="rbf", time_limit=20).fit(X, y)
+    assert rbf.estimator_ is not None
+    assert rbf.score(X, y) > 0.85
+
+
+@pytest.mark.slow
+def test_reproduce_feature_selection_tiny(tmp_path):
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location(
+        "reproduce_feature_selection",
+        root / "scripts" / "reproduce_feature_selection.py",
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--tiny", "--out", str(tmp_path)]) == 0
+    res = json.loads((tmp_path / "feature_selection_tiny.json").read_text())
+    folds = res["breast_cancer"]["folds"]
+    assert len(folds) == 2
+    assert {"svm_linear", "fs_linear", "card_linear"} <= set(folds["0"])
+    md = (tmp_path / "feature_selection_tiny.md").read_text()
+    assert md.startswith("# Cost-sensitive feature selection")
