@@ -378,12 +378,13 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
             used = self.weights_ > 0
             s_pos = scores[used][:, :, pos]
             oob_pos = (self.counts_ == 0)[:, pos][None]
+            target = float(self.target_tpr)
 
             def reached(a: float) -> bool:
                 votes = (s_pos > -a) + 0.5 * (s_pos == -a)
                 per_c = (votes * oob_pos).sum(1) / oob_pos.sum(1)
                 p_pos = (self.weights_[used, None] * per_c).sum(0)
-                return bool(np.mean(p_pos >= 0.5) >= float(self.target_tpr))
+                return bool(np.mean(p_pos >= 0.5) >= target)
 
             if not reached(0.0):
                 neg = s_pos[(s_pos <= 0) & np.broadcast_to(oob_pos, s_pos.shape)]
