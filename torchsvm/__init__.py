@@ -21,6 +21,10 @@ from torchsvm.estimators.calibration import (
     SvmPPCalibrator,
     make_calibrator,
 )
+from torchsvm.estimators.selection import (
+    CardinalityConstrainedSVC,
+    CostSensitiveFeatureSelector,
+)
 from torchsvm.estimators.svc import BatchedSVC, WeightedSVC
 from torchsvm.exceptions import (
     ConvergenceWarning,
@@ -46,6 +50,8 @@ __all__ = [
     "BinningCalibrator",
     "BoxQpSolver",
     "CalibratedSVC",
+    "CardinalityConstrainedSVC",
+    "CostSensitiveFeatureSelector",
     "ConvergenceWarning",
     "DataError",
     "Dataset",
