@@ -187,3 +187,19 @@ def test_problem_validation() -> None:
     )
     nIp = int(np.sum(y[:10] > 0))
     assert p.C_pos == pytest.approx(2.0 / nIp)
+
+
+@pytest.mark.slow
+def test_reproduce_script_tiny(tmp_path: object) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "reproduce_csvm.py"
+    spec = importlib.util.spec_from_file_location("reproduce_csvm", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = Path(str(tmp_path)) / "csvm"
+    assert mod.main(["--tiny", "--out", str(out)]) == 0
+    text = out.with_suffix(".md").read_text()
+    assert "CSVM" in text and "SCIP" in text

@@ -61,13 +61,18 @@ def _encode(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return classes, np.where(y == classes[1], 1.0, -1.0)
 
 
-def _rates(y_pm: np.ndarray, f: np.ndarray) -> dict[str, float]:
+def _rates(
+    y_pm: np.ndarray, f: np.ndarray, weights: np.ndarray | None = None
+) -> dict[str, float]:
+    """Weighted TPR, TNR and accuracy of the scores ``f`` (``f > 0`` is positive)."""
+    w = np.ones_like(f) if weights is None else np.asarray(weights, dtype=np.float64)
     pred = np.where(f > 0, 1.0, -1.0)
     pos, neg = y_pm > 0, y_pm < 0
+    nan = float("nan")
     return {
-        "tpr": float(np.mean(pred[pos] > 0)) if pos.any() else float("nan"),
-        "tnr": float(np.mean(pred[neg] < 0)) if neg.any() else float("nan"),
-        "accuracy": float(np.mean(pred == y_pm)),
+        "tpr": float(w[pos] @ (pred[pos] > 0) / w[pos].sum()) if pos.any() else nan,
+        "tnr": float(w[neg] @ (pred[neg] < 0) / w[neg].sum()) if neg.any() else nan,
+        "accuracy": float(w @ (pred == y_pm) / w.sum()),
     }
 
 
@@ -195,20 +200,27 @@ class ConstrainedSVC(ClassifierMixin, BaseEstimator):
         self.form = form
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X: Any, y: Any, anchor_mask: Any = None) -> ConstrainedSVC:
+    def fit(
+        self, X: Any, y: Any, anchor_mask: Any = None, sample_weight: Any = None
+    ) -> ConstrainedSVC:
         """Fit on ``(X, y)``; ``anchor_mask`` (bool, shape (n,)) marks ``J``.
+
+        ``sample_weight`` (shape (n,), >= 0; e.g. k-means cluster sizes) scales the slack
+        costs on ``I`` and the counts of the floors on ``J``.
 
         Raises
         ------
         InfeasibleProblemError
             Naming the floor that cannot be met.
         """
-        problem = self._build_problem(X, y, anchor_mask)
+        problem = self._build_problem(X, y, anchor_mask, sample_weight)
         sol = self._solve(problem)
         self._store_results(problem, sol)
         return self
 
-    def _build_problem(self, X: Any, y: Any, anchor_mask: Any) -> CsvmProblem:
+    def _build_problem(
+        self, X: Any, y: Any, anchor_mask: Any, sample_weight: Any = None
+    ) -> CsvmProblem:
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, y_pm = _encode(np.asarray(y))
@@ -235,6 +247,7 @@ class ConstrainedSVC(ClassifierMixin, BaseEstimator):
             hoeffding_alpha=self.hoeffding_alpha,
             big_m=self.big_m,
             big_m_dual=self.big_m,
+            sample_weight=sample_weight,
         )
 
     def _solve(self, problem: CsvmProblem) -> CsvmSolution:
@@ -259,7 +272,9 @@ class ConstrainedSVC(ClassifierMixin, BaseEstimator):
         self.n_iter_ = int(sol.n_iter)
         self.start_feasible_ = sol.start_feasible
         J = problem.floor_idx
-        self.achieved_rates_ = _rates(problem.y[J], sol.decision_function(problem.X[J]))
+        self.achieved_rates_ = _rates(
+            problem.y[J], sol.decision_function(problem.X[J]), problem.weights[J]
+        )
 
     # ------------------------------------------------------------------ predict
     def decision_function(self, X: Any) -> np.ndarray:

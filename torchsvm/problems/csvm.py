@@ -78,7 +78,7 @@ class RateFloor:
     floor : float
         Sample floor ``p*0`` (Hoeffding-corrected or ``p0``).
     n_rows : int
-        ``n_l``: rows the rate is measured on.
+        ``n_l``: rows the rate is measured on (the weight sum for weighted rows).
     required : float
         Required weighted count ``p*0 * sum w`` (rounded up to an integer for unit
         weights).
@@ -305,11 +305,14 @@ class CsvmProblem:
                 raise DataError(
                     f"no rows in {where} to measure the {_RATE_LABEL[rate]} floor"
                 )
-            pstar = hoeffding_floor(p0, int(members.size), hoeffding_alpha)
             wsum = float(proto.weights[members].sum())
+            # NOTE: with weights (cluster sizes, bootstrap counts) n_l is the number of
+            # original rows the weights stand for, not the number of weighted rows.
+            n_l = int(members.size) if sw is None else max(1, round(wsum))
+            pstar = hoeffding_floor(p0, n_l, hoeffding_alpha)
             unit = np.all(proto.weights[members] == 1.0)
             req = math.ceil(pstar * wsum - 1e-9) if unit else pstar * wsum
-            floor = RateFloor(rate, float(p0), pstar, int(members.size), float(req))
+            floor = RateFloor(rate, float(p0), pstar, n_l, float(req))
             if pstar > 1.0 + 1e-12:
                 raise InfeasibleProblemError(
                     f"the {_RATE_LABEL[rate]} floor cannot be met: {floor.describe()} "
