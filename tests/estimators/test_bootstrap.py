@@ -167,3 +167,17 @@ def test_bad_input(data: tuple) -> None:
 def test_sklearn_compatible(estimator: BootstrapProbabilitySVC, check) -> None:
     """Every scikit-learn estimator check passes (no expected failures)."""
     check(estimator)
+
+
+@pytest.mark.gpu
+def test_cpu_and_gpu_agree(data: tuple) -> None:
+    """Same random_state: same draws, and the same probabilities on CPU and CUDA."""
+    X, y, Xt, _ = data
+    kw = dict(C_grid=[0.5, 2.0], n_bootstrap=10, kernel="rbf", random_state=2)
+    cpu = BootstrapProbabilitySVC(device="cpu", **kw).fit(X, y)
+    gpu = BootstrapProbabilitySVC(device="cuda", **kw).fit(X, y)
+    np.testing.assert_array_equal(cpu.counts_, gpu.counts_)
+    # votes can only differ where a score is within rounding of 0
+    diff = np.abs(cpu.predict_proba(Xt) - gpu.predict_proba(Xt))
+    assert diff.mean() < 0.01
+    np.testing.assert_allclose(cpu.weights_, gpu.weights_, atol=0.02)
