@@ -428,7 +428,7 @@ class RocSweepDisplay:
     >>> matplotlib.use("Agg")
     >>> disp = RocSweepDisplay(fpr=[0.1, 0.3], tpr=[0.5, 0.9], name="box").plot()
     >>> round(disp.roc_auc, 3)
-    0.79
+    0.83
     """
 
     def __init__(
