@@ -438,7 +438,7 @@ def solve_convex_miqp(
             # Only assignments beating the incumbent by the tolerance matter: the
             # cutoff prunes the master's tree; "none left" proves the gap closed.
             cutoff = ub - tol * max(1.0, abs(ub))
-            opts = {"objective_bound": cutoff}
+            opts = {"objective_bound": cutoff, "mip_heuristic_effort": 0.0}
         mres = _solve_validated(master, master_cfg, remaining(), mstart, options=opts)
         rounds += 1
         cut_off = mres.message == "Objective bound" or (
@@ -531,7 +531,9 @@ def solve_qp_ipm(
     """Dense primal-dual interior-point method (Mehrotra) for a convex QP.
 
     Solves ``min c x + 0.5 x^T Q x + offset`` s.t. rows, bounds (integrality ignored;
-    fixed columns are eliminated). Used for the outer approximation's QPs because the
+    fixed columns are eliminated; if it fails, it is retried with the free columns
+    defined by equality rows substituted out). Used for the outer approximation's QPs
+    because the
     HiGHS active-set QP can stall or fail on the degenerate, semidefinite CSVM QPs.
 
     Parameters
@@ -552,12 +554,75 @@ def solve_qp_ipm(
     MipResult
         ``optimal`` with ``x``, or ``not_solved`` / ``time_limit`` without one.
     """
+    t0 = time.perf_counter()
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        return _solve_qp_ipm(model, time_limit, tol, dual_tol, max_iter)
+        res = _solve_qp_ipm(model, time_limit, tol, dual_tol, max_iter, False)
+        left = time_limit - (time.perf_counter() - t0)
+        if res.status is SolveStatus.not_solved and left > 0:
+            # retry with the free columns of equality rows substituted out
+            res = _solve_qp_ipm(model, left, tol, dual_tol, max_iter, True)
+    return replace(res, runtime=time.perf_counter() - t0)
+
+
+def _substitution(
+    A: np.ndarray,
+    rl: np.ndarray,
+    ru: np.ndarray,
+    lo: np.ndarray,
+    up: np.ndarray,
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
+    """Columns to eliminate through equality rows: ``x = P x_r + p0``.
+
+    A column qualifies if it is free, and a row qualifies if it is an equality holding
+    exactly one qualifying column with a coefficient of magnitude >= 1e-6 (the other
+    entries then only involve kept columns). Returns ``(None, ., .)`` if nothing
+    qualifies; else ``P`` of shape (n, n_r), ``p0``, the mask of the rows kept and the
+    indices of the kept columns (``x[kept] = x_r``).
+    """
+    n = A.shape[1]
+    freecol = ~np.isfinite(lo) & ~np.isfinite(up)
+    eq = np.isfinite(rl) & (rl == ru)
+    if not (freecol.any() and eq.any()):
+        return None, np.zeros(n), np.ones(A.shape[0], dtype=bool), np.arange(n)
+    sub_of_row: dict[int, int] = {}
+    used: set[int] = set()
+    for row in np.flatnonzero(eq).tolist():
+        cand = np.flatnonzero(freecol & (np.abs(A[row]) >= 1e-6))
+        if cand.size == 1 and int(cand[0]) not in used:
+            sub_of_row[row] = int(cand[0])
+            used.add(int(cand[0]))
+    if not sub_of_row:
+        return None, np.zeros(n), np.ones(A.shape[0], dtype=bool), np.arange(n)
+    subs = np.array(sorted(used))
+    kept = np.setdiff1d(np.arange(n), subs)
+    # a row may only reference substituted columns through its own pivot
+    for r1, j1 in list(sub_of_row.items()):
+        others = np.flatnonzero(A[r1])
+        if np.intersect1d(others[others != j1], subs).size:
+            del sub_of_row[r1]
+    if not sub_of_row:
+        return None, np.zeros(n), np.ones(A.shape[0], dtype=bool), np.arange(n)
+    subs = np.array(sorted(sub_of_row.values()))
+    kept = np.setdiff1d(np.arange(n), subs)
+    P = np.zeros((n, kept.size))
+    P[kept, np.arange(kept.size)] = 1.0
+    p0 = np.zeros(n)
+    for r2, j2 in sub_of_row.items():
+        a = A[r2, j2]
+        P[j2] = -A[r2, kept] / a
+        p0[j2] = rl[r2] / a
+    keep_rows = np.ones(A.shape[0], dtype=bool)
+    keep_rows[list(sub_of_row)] = False
+    return P, p0, keep_rows, kept
 
 
 def _solve_qp_ipm(
-    model: MipModel, time_limit: float, tol: float, dual_tol: float, max_iter: int
+    model: MipModel,
+    time_limit: float,
+    tol: float,
+    dual_tol: float,
+    max_iter: int,
+    substitute: bool,
 ) -> MipResult:
     t0 = time.perf_counter()
     n = model.n_cols
@@ -583,7 +648,22 @@ def _solve_qp_ipm(
             )
     else:
         H = np.zeros((free.size, free.size))
-    nf = free.size
+    lo_free, up_free = lo_c[free].copy(), up_c[free].copy()
+    # Substitute free columns defined by equality rows (e.g. v = L^T diag(y) a in the
+    # CSVM kernel form): x = P x_r + p0. The reduced QP has no such saddle block and
+    # is far better conditioned for the interior point.
+    P: np.ndarray | None = None
+    if substitute:
+        P, p0, keep_rows, kept = _substitution(Af, rl, ru, lo_free, up_free)
+    if P is not None:
+        const += float(c @ p0 + 0.5 * p0 @ H @ p0)
+        c = P.T @ (c + H @ p0)
+        H = P.T @ H @ P
+        shift_r = Af @ p0
+        Af = (Af @ P)[keep_rows]
+        rl, ru = (rl - shift_r)[keep_rows], (ru - shift_r)[keep_rows]
+        lo_free, up_free = lo_free[kept], up_free[kept]
+    nf = H.shape[0]
     eq = np.isfinite(rl) & (rl == ru)
     AE, bE = Af[eq], rl[eq]
     lo_rows = np.flatnonzero(~eq & np.isfinite(rl))
@@ -591,7 +671,7 @@ def _solve_qp_ipm(
     # inequality rows G x <= h (dense part) and bound rows sgn * x_j <= hb
     G = np.vstack([-Af[lo_rows], Af[up_rows]])
     h = np.concatenate([-rl[lo_rows], ru[up_rows]])
-    lo_f, up_f = lo_c[free], up_c[free]
+    lo_f, up_f = lo_free, up_free
     bl = np.flatnonzero(np.isfinite(lo_f))
     bu = np.flatnonzero(np.isfinite(up_f))
     bidx = np.concatenate([bl, bu])
@@ -709,7 +789,7 @@ def _solve_qp_ipm(
             message="interior point did not converge",
         )
     full = np.empty(n)
-    full[free] = x
+    full[free] = x if P is None else P @ x + p0
     full[fixed] = xf
     obj = model_objective(model, full)
     return MipResult(
