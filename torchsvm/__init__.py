@@ -21,9 +21,15 @@ from torchsvm.estimators.calibration import (
     SvmPPCalibrator,
     make_calibrator,
 )
+from torchsvm.estimators.implied import ImpliedPosteriorSVC
 from torchsvm.estimators.selection import (
     CardinalityConstrainedSVC,
     CostSensitiveFeatureSelector,
+)
+from torchsvm.estimators.sensitivity import (
+    RocSweepDisplay,
+    SensitivitySweepSVC,
+    roc_sweep_cv,
 )
 from torchsvm.estimators.svc import BatchedSVC, WeightedSVC
 from torchsvm.exceptions import (
@@ -56,10 +62,13 @@ __all__ = [
     "DataError",
     "Dataset",
     "DatasetNotFoundError",
+    "ImpliedPosteriorSVC",
     "InfeasibleProblemError",
     "IsotonicCalibrator",
     "KernelLogisticRegression",
     "PlattCalibrator",
+    "RocSweepDisplay",
+    "SensitivitySweepSVC",
     "SoftmaxCalibrator",
     "SolveStatus",
     "SolverConfig",
@@ -76,4 +85,5 @@ __all__ = [
     "load_dataset",
     "make_calibrator",
     "metrics",
+    "roc_sweep_cv",
 ]
