@@ -8,6 +8,7 @@ from __future__ import annotations
 from torchsvm import dea, metrics
 from torchsvm.config import SolverConfig
 from torchsvm.data.datasets import Dataset, list_datasets, load_dataset
+from torchsvm.estimators.bootstrap import BootstrapProbabilitySVC
 from torchsvm.estimators.calibration import (
     BetaCalibrator,
     BinningCalibrator,
@@ -54,6 +55,7 @@ __all__ = [
     "BatchedSvmSolution",
     "BetaCalibrator",
     "BinningCalibrator",
+    "BootstrapProbabilitySVC",
     "BoxQpSolver",
     "CalibratedSVC",
     "CardinalityConstrainedSVC",
