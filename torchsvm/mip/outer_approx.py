@@ -21,7 +21,10 @@ Algorithm (Duran & Grossmann's outer approximation, disaggregated epigraphs):
    integers are fixed and the QP polished to give the first incumbent and cuts.
 1. Master MILP over ``(x, r, t)``: ``min c x + sum_k t_k + offset`` with the tangent cuts
    ``t_k >= 0.5 rho_k^2 + rho_k (r_k - rho_k)`` at every cut point ``rho``; its proven
-   dual bound is the lower bound ``LB``. It is warm-started with the incumbent.
+   dual bound is a lower bound ``LB``. Once an incumbent ``UB`` exists the master gets
+   the cutoff ``UB - mip_rel_gap * max(1, |UB|)`` (HiGHS ``objective_bound``) and a
+   loose gap: it must either return a new assignment below the cutoff or prove that
+   none exists, which proves the incumbent optimal within the tolerance.
 2. With the integers fixed at the master solution, the convex QP (our dense
    interior point :func:`solve_qp_ipm`, or the HiGHS QP on the lifted model) gives a
    feasible point: upper bound ``UB`` and incumbent; cuts are added at the QP solution
@@ -439,7 +442,22 @@ def solve_convex_miqp(
             # cutoff prunes the master's tree; "none left" proves the gap closed.
             cutoff = ub - tol * max(1.0, abs(ub))
             opts = {"objective_bound": cutoff, "mip_heuristic_effort": 0.0}
-        mres = _solve_validated(master, master_cfg, remaining(), mstart, options=opts)
+        # With the cutoff the master only has to find an assignment below it (or
+        # prove there is none), so a loose gap suffices; without an incumbent its
+        # dual bound is the lower bound and it is solved tightly.
+        mcfg = master_cfg if best_x is None else replace(config, mip_rel_gap=0.5)
+        mres = _solve_validated(master, mcfg, remaining(), mstart, options=opts)
+        if (
+            mcfg is not master_cfg
+            and mres.x is not None
+            and mres.objective >= cutoff
+            and mres.bound < cutoff
+            and remaining() > 0
+        ):
+            # only a solution above the cutoff came back: settle this round tightly
+            mres = _solve_validated(
+                master, master_cfg, remaining(), mstart, options=opts
+            )
         rounds += 1
         cut_off = mres.message == "Objective bound" or (
             mres.status is SolveStatus.infeasible and best_x is not None
