@@ -139,12 +139,10 @@ def test_warm_start_accepted_and_rates_hold(kernel: str) -> None:
     model, layout, _ = build_csvm_model(p)
     start = csvm_start(p, layout)
     assert start.x is not None
-    if layout.form == "primal":
-        # the sliding-b start is feasible for the MIQP as HiGHS sees it
-        assert check_feasible(model, start.x, tol=1e-7)[0]
+    # the sliding-b start (repaired in the dual form) is feasible for the MIQP
+    assert check_feasible(model, start.x, tol=1e-7)[0]
     sol = solve_csvm(p, MipConfig(time_limit=60))
-    if layout.form == "primal":
-        assert sol.start_feasible is True
+    assert sol.start_feasible is True
     # start objective is an upper bound on the optimum
     f = sol.decision_function(p.X)
     J = p.floor_idx

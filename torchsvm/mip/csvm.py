@@ -357,8 +357,18 @@ class CsvmStart:
 def csvm_start(
     problem: CsvmProblem, layout: CsvmLayout, s1: S1Fit | None = None
 ) -> CsvmStart:
-    """Sliding-b MIP start (SPEC S5 warm start), see :mod:`torchsvm.mip.warm_start`."""
+    """Sliding-b MIP start (SPEC S5 warm start), see :mod:`torchsvm.mip.warm_start`.
+
+    Dual form of S5: ``mu_j <= M2 z_j`` forbids a multiplier on an anchor the slid
+    classifier leaves on the wrong side of its margin. Such multipliers are zeroed,
+    ``sum a y = 0`` is restored by scaling down the heavier class's multipliers (which
+    keeps every box), and the intercept is slid again; this repeats until no anchor
+    with ``z_j = 0`` carries a multiplier (the zeroed set only grows), so the start is
+    feasible for the MIQP.
+    """
     s1 = s1_for_csvm(problem) if s1 is None else s1
+    if layout.form == "dual" and not problem.on_training:
+        return _dual_start(problem, layout, s1)
     I, Fr = layout.train_idx, layout.floor_idx
     gF = scores_without_intercept(problem, s1, Fr)
     slide = slide_intercept(problem, gF, s1.intercept, margin=1.0)
@@ -380,6 +390,42 @@ def csvm_start(
     x[layout.z] = slide.satisfied.astype(float)
     if problem.on_training:
         x[layout.xi] = np.where(slide.satisfied, 0.0, x[layout.xi])
+    return CsvmStart(x, s1, b)
+
+
+def _dual_start(problem: CsvmProblem, layout: CsvmLayout, s1: S1Fit) -> CsvmStart:
+    """Feasible start of the S5 dual form (see :func:`csvm_start`)."""
+    assert layout.L is not None and layout.a is not None
+    R, I, Fr, L = layout.dual_idx, layout.train_idx, layout.floor_idx, layout.L
+    yR = problem.y[R]
+    a = np.abs(s1.dual_coef[R])
+    posR = {int(r): t for t, r in enumerate(R)}
+    iI = np.array([posR[int(r)] for r in I], dtype=np.int64)
+    iF = np.array([posR[int(r)] for r in Fr], dtype=np.int64)
+    b0 = s1.intercept
+    for _ in range(len(Fr) + 1):
+        v = L.T @ (yR * a)
+        g = L @ v  # scores without intercept on R, as the model computes them
+        slide = slide_intercept(problem, g[iF], b0, margin=1.0)
+        if slide.intercept is None:
+            return CsvmStart(None, s1, None)
+        bad = iF[~slide.satisfied & (a[iF] > 0)]
+        if bad.size == 0:
+            break
+        a[bad] = 0.0
+        imbalance = float(yR @ a)
+        cls = yR > 0 if imbalance > 0 else yR < 0
+        heavy = float(a[cls].sum())
+        if heavy > 0:
+            a[cls] *= max(0.0, (heavy - abs(imbalance)) / heavy)
+    assert slide.intercept is not None
+    b = float(slide.intercept)
+    x = np.zeros(layout.n_cols)
+    x[layout.a] = a
+    x[layout.w] = v
+    x[layout.b] = b
+    x[layout.xi] = np.maximum(0.0, 1.0 - problem.y[I] * (g[iI] + b))
+    x[layout.z] = slide.satisfied.astype(float)
     return CsvmStart(x, s1, b)
 
 
