@@ -22,6 +22,7 @@ from torchsvm.estimators.calibration import (
     SvmPPCalibrator,
     make_calibrator,
 )
+from torchsvm.estimators.csvm import ConstrainedSVC, fit_s5c_ensemble
 from torchsvm.estimators.implied import ImpliedPosteriorSVC
 from torchsvm.estimators.selection import (
     CardinalityConstrainedSVC,
@@ -42,6 +43,8 @@ from torchsvm.exceptions import (
     SolverTimeLimitWarning,
     TorchSvmError,
 )
+from torchsvm.mip.highs import MipConfig, MipModel, MipResult, solve_model
+from torchsvm.mip.outer_approx import solve_convex_miqp
 from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers.box_qp import BoxQpSolver
 from torchsvm.solvers.solution import BatchedSvmSolution
@@ -50,6 +53,10 @@ from torchsvm.types import SolveStatus
 __version__ = "0.1.0"
 
 __all__ = [
+    "MipResult",
+    "MipModel",
+    "MipConfig",
+    "ConstrainedSVC",
     "BatchedSVC",
     "BatchedSvmProblem",
     "BatchedSvmSolution",
@@ -82,6 +89,9 @@ __all__ = [
     "TorchSvmError",
     "WeightedSVC",
     "__version__",
+    "solve_model",
+    "solve_convex_miqp",
+    "fit_s5c_ensemble",
     "dea",
     "list_datasets",
     "load_dataset",
