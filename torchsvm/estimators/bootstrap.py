@@ -51,13 +51,13 @@ import numpy as np
 import torch
 from scipy.stats import norm
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from torchsvm.config import SolverConfig
 from torchsvm.data.resample import as_generator, bootstrap_counts
-from torchsvm.estimators.svc import encode_binary
-from torchsvm.kernels import KERNELS, compute_kernel
+from torchsvm.estimators.svc import SVM_PARAMETER_CONSTRAINTS, encode_binary
+from torchsvm.kernels import compute_kernel
 from torchsvm.problems.svm import BatchedSvmProblem, resolve_device, resolve_dtype
 from torchsvm.solvers.box_qp import BoxQpSolver
 
@@ -177,23 +177,13 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict[str, list[Any]] = {
+        **SVM_PARAMETER_CONSTRAINTS,
         "C_grid": ["array-like", None],
         "n_bootstrap": [Interval(Integral, 1, None, closed="left")],
         "accuracy_eps": [Interval(Real, 0.0, None, closed="left")],
-        "kernel": [StrOptions(set(KERNELS))],
-        "gamma": [
-            StrOptions({"scale", "auto"}),
-            Interval(Real, 0.0, None, closed="neither"),
-        ],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Interval(Real, None, None, closed="neither")],
         "ensemble": ["boolean"],
         "target_tpr": [Interval(Real, 0.0, 1.0, closed="right"), None],
-        "tol": [Interval(Real, 0.0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
-        "device": [str, torch.device],
-        "dtype": [StrOptions({"float64", "float32"})],
     }
 
     def __init__(

@@ -49,15 +49,13 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.isotonic import IsotonicRegression
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from torchsvm.estimators.svc import BatchedSVC, encode_binary
-from torchsvm.kernels import KERNELS
+from torchsvm.estimators.svc import SVM_PARAMETER_CONSTRAINTS, BatchedSVC, encode_binary
 from torchsvm.problems.svm import resolve_device
 
 logger = logging.getLogger(__name__)
@@ -202,24 +200,14 @@ class ImpliedPosteriorSVC(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict[str, list[Any]] = {
+        **SVM_PARAMETER_CONSTRAINTS,
         "C": [Interval(Real, 0.0, None, closed="neither")],
-        "kernel": [StrOptions(set(KERNELS))],
-        "gamma": [
-            StrOptions({"scale", "auto"}),
-            Interval(Real, 0.0, None, closed="neither"),
-        ],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Interval(Real, None, None, closed="neither")],
         "class_weight": [dict, None],
         "n_models": [Interval(Integral, 3, None, closed="left")],
         "convention": [StrOptions(set(CONVENTIONS))],
         "calibration": [StrOptions({"isotonic"}), None],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
-        "tol": [Interval(Real, 0.0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "device": [str, torch.device],
-        "dtype": [StrOptions({"float64", "float32"})],
     }
 
     def __init__(

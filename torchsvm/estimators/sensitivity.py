@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -31,9 +31,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from torchsvm.config import SolverConfig
-from torchsvm.estimators.svc import encode_binary
+from torchsvm.estimators.svc import SVM_PARAMETER_CONSTRAINTS, encode_binary
 from torchsvm.exceptions import DataError
-from torchsvm.kernels import KERNELS
 from torchsvm.problems.svm import BatchedSvmProblem, resolve_device, resolve_dtype
 from torchsvm.solvers.box_qp import BoxQpSolver
 from torchsvm.solvers.solution import BatchedSvmSolution
@@ -135,20 +134,10 @@ class SensitivitySweepSVC(BaseEstimator):
     """
 
     _parameter_constraints: dict[str, list[Any]] = {
+        **SVM_PARAMETER_CONSTRAINTS,
         "scheme": [StrOptions(set(SCHEMES))],
         "C": [Interval(Real, 0.0, None, closed="neither")],
         "C_pos_grid": ["array-like", None],
-        "kernel": [StrOptions(set(KERNELS))],
-        "gamma": [
-            StrOptions({"scale", "auto"}),
-            Interval(Real, 0.0, None, closed="neither"),
-        ],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Interval(Real, None, None, closed="neither")],
-        "tol": [Interval(Real, 0.0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "device": [str, torch.device],
-        "dtype": [StrOptions({"float64", "float32"})],
     }
 
     def __init__(

@@ -30,7 +30,8 @@ from torchsvm.solvers.box_qp import BoxQpSolver
 from torchsvm.solvers.solution import BatchedSvmSolution
 from torchsvm.types import SolveStatus
 
-_SVM_PARAMS: dict[str, list[Any]] = {
+# Constraints of the kernel/solver parameters every batched estimator shares.
+SVM_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
     "kernel": [StrOptions(set(KERNELS))],
     "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
     "degree": [Interval(Integral, 1, None, closed="left")],
@@ -184,7 +185,7 @@ class WeightedSVC(ClassifierMixin, _BatchedSvmBase):
     _parameter_constraints: dict[str, list[Any]] = {
         "C": [Interval(Real, 0.0, None, closed="neither")],
         "class_weight": [StrOptions({"balanced"}), dict, None],
-        **_SVM_PARAMS,
+        **SVM_PARAMETER_CONSTRAINTS,
     }
 
     def __init__(
@@ -282,7 +283,7 @@ class BatchedSVC(_BatchedSvmBase):
     ((3, 4), ['optimal', 'optimal', 'optimal'])
     """
 
-    _parameter_constraints: dict[str, list[Any]] = dict(_SVM_PARAMS)
+    _parameter_constraints: dict[str, list[Any]] = dict(SVM_PARAMETER_CONSTRAINTS)
 
     def __init__(
         self,
