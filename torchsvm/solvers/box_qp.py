@@ -36,15 +36,14 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
 from torchsvm.config import SolverConfig
 from torchsvm.kernels import compute_kernel
 from torchsvm.problems.svm import BatchedSvmProblem
-from torchsvm.solvers.kkt import duality_gap, project_feasible
+from torchsvm.solvers.kkt import duality_gap, project_face, project_feasible
 from torchsvm.solvers.solution import BatchedSvmSolution
 from torchsvm.types import SolveStatus
 
@@ -72,6 +71,7 @@ class SharedFactor:
     e: torch.Tensor
     y_tilde: torch.Tensor
     n: int
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def matvec(self, A: torch.Tensor) -> torch.Tensor:
         """``A @ Q`` for a batch of row vectors: tensor of shape (P, n)."""
@@ -80,6 +80,25 @@ class SharedFactor:
     @property
     def mean_diag(self) -> float:
         return float(self.e.sum()) / self.n
+
+    def low_rank(self) -> torch.Tensor:
+        """``W = V diag(sqrt(e))`` of shape (n, k), so that ``Q = W W^T`` (cached)."""
+        W = self._cache.get("W")
+        if W is None:
+            W = self.V * self.e.clamp_min(0.0).sqrt()
+            self._cache["W"] = W
+        return W
+
+    def gather(self, idx: torch.Tensor) -> torch.Tensor:
+        """``Q[idx_p][:, idx_p]`` for every row ``p`` of ``idx`` (R, f): shape (R, f, f).
+
+        ``Q`` is formed once from the factor and cached.
+        """
+        Q = self._cache.get("Q")
+        if Q is None:
+            Q = (self.V * self.e) @ self.Vt
+            self._cache["Q"] = Q
+        return Q[idx[:, :, None], idx[:, None, :]]
 
 
 def build_factor(problem: BatchedSvmProblem, eig_rel_tol: float = 1e-13) -> SharedFactor:
@@ -152,14 +171,139 @@ class KernelOperator:
         return lam
 
 
+def _face_cg(
+    A: torch.Tensor,
+    G: torch.Tensor,
+    U: torch.Tensor,
+    y: torch.Tensor,
+    Sd: torch.Tensor | None,
+    tol_a: torch.Tensor,
+    m: torch.Tensor,
+    op: torch.Tensor,
+    low_rank: bool,
+    steps: int,
+    W_ext: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Conjugate gradients on the faces ``m`` of compact rows (see :func:`polish`).
+
+    ``op`` holds each row's slice of ``Q``: when ``low_rank``, the face indices (R, f)
+    into ``W_ext`` (the factor ``W`` with ``Q = W W^T`` plus a zero row that absorbs the
+    padding), else ``Q_FF`` of shape (R, f, f). ``Sd`` is the
+    gathered diagonal shift. Returns the final ``A``, ``G``, face ``m`` and a flag per
+    row saying whether CG solved its face (residual at rounding level).
+    """
+    fin = torch.finfo(A.dtype)
+    tiny, res_tol = fin.tiny, 1e3 * fin.eps
+    inf = torch.full((), math.inf, dtype=A.dtype, device=A.device)
+    R = A.shape[0]
+    rows = torch.arange(R, device=A.device)
+    outA, outG, outm = A.clone(), G.clone(), m.clone()
+    solved_out = torch.zeros(R, dtype=torch.bool, device=A.device)
+    restart = torch.ones(R, dtype=torch.bool, device=A.device)
+    p = torch.zeros_like(A)
+    rr = torch.zeros(R, dtype=A.dtype, device=A.device)
+    rr0: torch.Tensor | None = None
+    for k in range(steps):
+        mf = m.to(A.dtype)
+        my = mf * y
+        nf = mf.sum(1, keepdim=True).clamp_min(1.0)
+        r = -(mf * G)
+        r = r - my * ((my * r).sum(1, keepdim=True) / nf)
+        rr_new = (r * r).sum(1)
+        if rr0 is None:
+            rr0 = rr_new.clamp_min(tiny)
+        beta = torch.where(restart | (rr <= 0), 0.0, rr_new / rr.clamp_min(tiny))
+        p = mf * (r + beta[:, None] * p)
+        p = p - my * ((my * p).sum(1, keepdim=True) / nf)
+        rr = rr_new
+        if low_rank:
+            # W_F^T p as an embedding bag over the shared (cache-resident) W, then
+            # W_F (W_F^T p) as one GEMM against W^T and a gather: no (R, f, k) copy
+            t_k = torch.nn.functional.embedding_bag(op, W_ext, per_sample_weights=p, mode="sum")
+            Hp = torch.gather(t_k @ W_ext.T, 1, op)
+        else:
+            Hp = (op @ p[:, :, None])[:, :, 0]
+        if Sd is not None:
+            Hp = Hp + Sd * p
+        pHp = (p * Hp).sum(1)
+        t_cg = torch.where(pHp > 0, (r * p).sum(1) / pHp.clamp_min(tiny), inf)
+        ratio_lo = torch.where(p < 0, A / (-p).clamp_min(tiny), inf)
+        ratio_up = torch.where(p > 0, (U - A) / p.clamp_min(tiny), inf)
+        t_max = torch.minimum(ratio_lo, ratio_up).amin(1)
+        hit = t_max <= t_cg
+        t = torch.where(hit, t_max, t_cg)
+        t = torch.where(torch.isfinite(t) & (rr > 0), t, 0.0)
+        A = torch.minimum((A + t[:, None] * p).clamp_min(0.0), U)
+        G = G + t[:, None] * Hp
+        # pin coordinates that reached a bound along the step
+        reached = ((A <= tol_a) & (p < 0)) | ((A >= U - tol_a) & (p > 0))
+        m = m & ~(reached & hit[:, None])
+        restart = hit
+        last = k == steps - 1
+        if k % 4 == 3 or last:
+            solved = ~hit & (rr <= res_tol * res_tol * rr0)
+            if last or bool(solved.sum() * 4 >= solved.numel()):
+                outA[rows], outG[rows], outm[rows] = A, G, m
+                solved_out[rows] = solved
+                keep = ~solved
+                if last or not bool(keep.any()):
+                    break
+                rows, A, G, U, y, tol_a, m, p, rr, rr0, restart, op = (
+                    t_[keep] for t_ in (rows, A, G, U, y, tol_a, m, p, rr, rr0, restart, op))
+                Sd = None if Sd is None else Sd[keep]
+    return outA, outG, outm, solved_out
+
+
+def _projected_gradient_step(
+    A: torch.Tensor,
+    G: torch.Tensor,
+    y: torch.Tensor,
+    U: torch.Tensor,
+    S: torch.Tensor | None,
+    tol_a: torch.Tensor,
+    F: SharedFactor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One projected-gradient step with a Cauchy step length (GPCG's phase 1).
+
+    Unlike a CG step, which stops at the first bound it meets, the projection moves
+    every coordinate the gradient pushes past its bound onto that bound at once, so a
+    face far too large (an early ADMM iterate) shrinks in one step. The step is kept
+    only where it lowers the objective. Returns the new ``A`` and its gradient.
+    """
+    tiny = torch.finfo(A.dtype).tiny
+    interior = (A > tol_a) & (A < U - tol_a)
+    ni = interior.sum(1, keepdim=True).to(A.dtype)
+    b = -(torch.where(interior, G * y, 0.0)).sum(1, keepdim=True) / ni.clamp_min(1.0)
+    red = G + b * y
+    m = ~(((A <= tol_a) & (red >= 0)) | ((A >= U - tol_a) & (red <= 0)) | (U <= 0))
+    mf = m.to(A.dtype)
+    my = mf * y
+    d = -(mf * G)
+    d = d - my * ((my * d).sum(1, keepdim=True) / mf.sum(1, keepdim=True).clamp_min(1.0))
+    Qd = F.matvec(d)
+    dHd = (d * Qd).sum(1) if S is None else (d * (Qd + S * d)).sum(1)
+    dd = (d * d).sum(1)
+    t = torch.where(dHd > 0, dd / dHd.clamp_min(tiny), 1e6 * U.amax(1) / d.abs().amax(1).clamp_min(tiny))
+    A_new = project_feasible(A + t[:, None] * d, y, U)
+    QA = F.matvec(A_new)
+    G_new = QA - 1.0 if S is None else QA + S * A_new - 1.0
+    # objective 1/2 a^T H a - 1^T a = 1/2 a^T (G - 1) ... evaluated from the gradient
+    obj_new = 0.5 * (A_new * (G_new - 1.0)).sum(1)
+    obj_old = 0.5 * (A * (G - 1.0)).sum(1)
+    better = (obj_new < obj_old)[:, None]
+    return torch.where(better, A_new, A), torch.where(better, G_new, G)
+
+
 def polish(
     A: torch.Tensor,
     y: torch.Tensor,
     U: torch.Tensor,
     S: torch.Tensor | None,
-    matvec: Callable[[torch.Tensor], torch.Tensor],
+    F: SharedFactor,
     n_steps: int,
-    n_rounds: int = 4,
+    n_rounds: int = 6,
+    max_bytes: int = 2**28,
+    pg_steps: int = 0,
 ) -> torch.Tensor:
     """Active-set polish by face-restricted conjugate gradients (Moré–Toraldo GPCG).
 
@@ -170,59 +314,88 @@ def polish(
     enforced by projection. A CG step that would leave the box is truncated at the
     boundary, the coordinate that hit it is pinned and CG restarts, so the objective
     decreases monotonically and singular faces (the linear kernel's null space) are safe.
-    One batched matvec with the shared ``Q`` per step; no per-problem Python loop.
+
+    The CG runs on compact rows: each problem's face (width ``f`` = the largest face of
+    the batch, usually far below ``n``: bound and out-of-bag coordinates drop out) is
+    gathered together with its slice of ``Q`` (``W_F`` of the low-rank factor, or
+    ``Q_FF``), so a step costs ``O(f k)`` or ``O(f^2)`` per problem instead of ``O(n k)``.
+    A row leaves the round as soon as CG has solved its face, and leaves the polish when
+    a solved round ends on the face it started from; finished rows are compacted away.
+    At most ``n_steps`` CG steps in all; no per-problem Python loop.
     """
-    inf = torch.full((), math.inf, dtype=A.dtype, device=A.device)
-
-    def hess(v: torch.Tensor) -> torch.Tensor:
-        hv = matvec(v)
-        return hv if S is None else hv + S * v
-
     fin = torch.finfo(A.dtype)
     rel_tol, big, tiny = max(1e-12, 16 * fin.eps), fin.max / 4, fin.tiny
-    G = hess(A) - 1.0
-    steps_left = n_steps
+    P, n = A.shape
+    dev, dt = A.device, A.dtype
+    k_rank = F.e.shape[0]
+    A = A.clone()
+    QA = F.matvec(A)
+    G = QA - 1.0 if S is None else QA + S * A - 1.0
+    tol_all = rel_tol * U.clamp_max(big) + tiny
+    alive = torch.arange(P, device=dev)
+    prev_face: torch.Tensor | None = None
+    prev_solved: torch.Tensor | None = None
+    per_round = max(1, n_steps // n_rounds)
     for _ in range(n_rounds):
-        tol_a = rel_tol * U.clamp_max(big) + tiny
-        interior = (A > tol_a) & (A < U - tol_a)
-        ni = interior.sum(1, keepdim=True).to(A.dtype)
-        b = -(torch.where(interior, G * y, 0.0)).sum(1, keepdim=True) / ni.clamp_min(1.0)
-        red = G + b * y
-        m = ~(((A <= tol_a) & (red >= 0)) | ((A >= U - tol_a) & (red <= 0)) | (U <= 0))
-        restart = torch.ones(A.shape[0], dtype=torch.bool, device=A.device)
-        p = torch.zeros_like(A)
-        rr = torch.zeros(A.shape[0], dtype=A.dtype, device=A.device)
-        for _ in range(max(1, steps_left // n_rounds)):
-            mf = m.to(A.dtype)
-            my = mf * y
-            nf = mf.sum(1, keepdim=True).clamp_min(1.0)
-            r = -(mf * G)
-            r = r - my * ((my * r).sum(1, keepdim=True) / nf)
-            rr_new = (r * r).sum(1)
-            beta = torch.where(restart | (rr <= 0), 0.0, rr_new / rr.clamp_min(tiny))
-            p = r + beta[:, None] * p
-            p = mf * p
-            p = p - my * ((my * p).sum(1, keepdim=True) / nf)
-            rr = rr_new
-            Hp = hess(p)
-            pHp = (p * Hp).sum(1)
-            t_cg = torch.where(pHp > 0, (r * p).sum(1) / pHp.clamp_min(tiny), inf)
-            ratio_lo = torch.where(p < 0, A / (-p).clamp_min(tiny), inf)
-            ratio_up = torch.where(p > 0, (U - A) / p.clamp_min(tiny), inf)
-            t_max = torch.minimum(ratio_lo, ratio_up).amin(1)
-            hit = t_max <= t_cg
-            t = torch.where(hit, t_max, t_cg)
-            t = torch.where(torch.isfinite(t) & (rr > 0), t, 0.0)
-            A = torch.minimum((A + t[:, None] * p).clamp_min(0.0), U)
-            G = G + t[:, None] * Hp
-            # pin coordinates that reached a bound along the step
-            reached = ((A <= tol_a) & (p < 0)) | ((A >= U - tol_a) & (p > 0))
-            m = m & ~(reached & hit[:, None])
-            restart = hit
-        steps_left -= max(1, steps_left // n_rounds)
-        if steps_left <= 0:
+        if alive.numel() == 0:
             break
-    return project_feasible(A, y, U)
+        Ar, Gr, Ur, tol_a = A[alive], G[alive], U[alive], tol_all[alive]
+        Sa = None if S is None else S[alive]
+        for _pg in range(pg_steps):
+            Ar, Gr = _projected_gradient_step(Ar, Gr, y, Ur, Sa, tol_a, F)
+        interior = (Ar > tol_a) & (Ar < Ur - tol_a)
+        ni = interior.sum(1, keepdim=True).to(dt)
+        b = -(torch.where(interior, Gr * y, 0.0)).sum(1, keepdim=True) / ni.clamp_min(1.0)
+        red = Gr + b * y
+        m = ~(((Ar <= tol_a) & (red >= 0)) | ((Ar >= Ur - tol_a) & (red <= 0)) | (Ur <= 0))
+        if prev_face is not None and prev_solved is not None:
+            # rows that solved their last face and would start from it again are done
+            keep = ~(prev_solved & (m == prev_face).all(1))
+            alive, Ar, Gr, Ur, tol_a, m = (t[keep] for t in (alive, Ar, Gr, Ur, tol_a, m))
+            if alive.numel() == 0:
+                break
+        nf = m.sum(1)
+        f = max(1, int(nf.max()))
+        low_rank = k_rank <= f
+        per_row = max(1, (f * (f if not low_rank else 0) + 16 * f + 2 * n) * A.element_size())
+        chunk = max(1, max_bytes // per_row)
+        W_ext = None
+        if low_rank:
+            W = F.low_rank()
+            W_ext = torch.cat([W, torch.zeros_like(W[:1])], dim=0)
+        face_out = torch.zeros((alive.numel(), n), dtype=torch.bool, device=dev)
+        solved_all = torch.zeros(alive.numel(), dtype=torch.bool, device=dev)
+        for c in range(0, alive.numel(), chunk):
+            sl = slice(c, c + chunk)
+            mc = m[sl]
+            idx = torch.sort(mc.to(torch.int8), dim=1, descending=True, stable=True).indices[:, :f]
+            valid = torch.arange(f, device=dev)[None, :] < nf[sl][:, None]
+            vf = valid.to(dt)
+            if low_rank:
+                op = torch.where(valid, idx, n)
+            else:
+                op = F.gather(idx) * (vf[:, :, None] * vf[:, None, :])
+            Sd = None if S is None else torch.gather(S[alive[sl]], 1, idx) * vf
+            AF = torch.gather(Ar[sl], 1, idx)
+            GF = torch.gather(Gr[sl], 1, idx) * vf
+            UF = torch.gather(Ur[sl], 1, idx) * vf
+            AF = AF * vf
+            yF = y[idx] * vf
+            tF = torch.gather(tol_a[sl], 1, idx)
+            AF, _, mF, solved = _face_cg(AF, GF, UF, yF, Sd, tF, valid, op, low_rank, per_round,
+                                         W_ext)
+            # scatter back through a spare column that absorbs the padding
+            Aext = torch.cat([Ar[sl], torch.zeros_like(Ar[sl, :1])], dim=1)
+            idx_s = torch.where(valid, idx, n)
+            Ar[sl] = Aext.scatter(1, idx_s, AF)[:, :n]
+            fext = torch.zeros((idx.shape[0], n + 1), dtype=torch.bool, device=dev)
+            face_out[sl] = fext.scatter(1, idx_s, mF & valid)[:, :n]
+            solved_all[sl] = solved
+        A[alive] = Ar
+        QA_r = F.matvec(Ar)
+        G[alive] = QA_r - 1.0 if S is None else QA_r + S[alive] * Ar - 1.0
+        prev_face, prev_solved = face_out, solved_all
+    return project_face(A, y, U)
 
 
 class BoxQpSolver:
@@ -378,7 +551,7 @@ class BoxQpSolver:
             it += steps
 
             # ---- certificate on the projected iterate (host sync here only)
-            A = project_feasible(z, y, U)
+            A = project_face(z, y, U)
             QA = F.matvec(A)
             primal, dual, rel, b = duality_gap(A, QA, y, U, S)
             if cfg.polish and it >= cfg.polish_after:
@@ -395,7 +568,7 @@ class BoxQpSolver:
                     if S is not None:
                         obj_b = obj_b + 0.5 * (S * Bp * Bp).sum(1)
                     start_pt = torch.where((obj_b < obj_a)[:, None], Bp, A)
-                Bp = polish(start_pt, y, U, S, F.matvec, cfg.polish_iter)
+                Bp = polish(start_pt, y, U, S, F, cfg.polish_iter)
                 QB = F.matvec(Bp)
                 p2, d2, rel2, b2 = duality_gap(Bp, QB, y, U, S)
                 better = rel2 < rel

@@ -25,6 +25,57 @@ import torch
 _N_BISECT = 62
 
 
+def _project(
+    Z: torch.Tensor, y: torch.Tensor, U: torch.Tensor, D: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``clip(z - theta d, 0, u)`` with ``theta`` the root of ``h = y^T clip(...)``.
+
+    ``d`` is ``y`` (the Euclidean projection) or ``y`` masked to the coordinates allowed
+    to move. ``h`` is decreasing and piecewise linear; safeguarded Newton steps are exact
+    once the moving free set is identified, with a bisection fallback for rows where
+    Newton has not settled. Returns the points and a flag per row: ``|y^T a|`` at
+    rounding level (False only when the masked coordinates cannot absorb the residual).
+    """
+    M = Z.abs().amax(dim=1) + 1.0
+    lo, hi = -M, M.clone()
+    theta = torch.zeros_like(M)
+    scale = (Z.abs().sum(1) + 1.0) * max(1e-14, 8 * torch.finfo(Z.dtype).eps)
+    h = torch.zeros_like(M)
+    for k in range(16):
+        a = Z - theta[:, None] * D
+        ac = torch.minimum(a.clamp_min(0.0), U)
+        h = (ac * y).sum(1)
+        if k % 4 == 3 and not bool((h.abs() > scale).any()):
+            break
+        free = (a > 0) & (a < U) & (D != 0)
+        pos = h > 0
+        lo = torch.where(pos, torch.maximum(lo, theta), lo)
+        hi = torch.where(pos, hi, torch.minimum(hi, theta))
+        nfree = free.sum(1).to(Z.dtype)
+        step = theta + h / nfree.clamp_min(1.0)
+        ok = (nfree > 0) & (step > lo) & (step < hi)
+        theta = torch.where(ok, step, 0.5 * (lo + hi))
+    else:
+        a = Z - theta[:, None] * D
+        h = (torch.minimum(a.clamp_min(0.0), U) * y).sum(1)
+    bad = h.abs() > scale
+    if bool(bad.any()):
+        # bisection on the (few) rows where Newton has not settled
+        idx = bad.nonzero()[:, 0]
+        Zb, Ub, lob, hib = Z[idx], U[idx], lo[idx], hi[idx]
+        Db = D if D.dim() == 1 else D[idx]
+        for _ in range(_N_BISECT):
+            mid = 0.5 * (lob + hib)
+            hm = (torch.minimum((Zb - mid[:, None] * Db).clamp_min(0.0), Ub) * y).sum(1)
+            pos = hm > 0
+            lob = torch.where(pos, mid, lob)
+            hib = torch.where(pos, hib, mid)
+        theta = theta.index_copy(0, idx, 0.5 * (lob + hib))
+    A = torch.minimum((Z - theta[:, None] * D).clamp_min(0.0), U)
+    ok = (A * y).sum(1).abs() <= scale
+    return A, ok
+
+
 def project_feasible(Z: torch.Tensor, y: torch.Tensor, U: torch.Tensor) -> torch.Tensor:
     """Euclidean projection of each row of ``Z`` onto ``{0 <= a <= u, y^T a = 0}``.
 
@@ -42,33 +93,26 @@ def project_feasible(Z: torch.Tensor, y: torch.Tensor, U: torch.Tensor) -> torch
     -------
     tensor of shape (P, n); ``|y^T a|`` is at rounding level.
     """
-    M = Z.abs().amax(dim=1) + 1.0
-    lo, hi = -M, M.clone()
-    theta = torch.zeros_like(M)
-    scale = (Z.abs().sum(1) + 1.0) * max(1e-14, 8 * torch.finfo(Z.dtype).eps)
-    for _ in range(12):
-        a = Z - theta[:, None] * y
-        free = (a > 0) & (a < U)
-        h = (torch.minimum(a.clamp_min(0.0), U) * y).sum(1)
-        pos = h > 0
-        lo = torch.where(pos, torch.maximum(lo, theta), lo)
-        hi = torch.where(pos, hi, torch.minimum(hi, theta))
-        nfree = free.sum(1).to(Z.dtype)
-        step = theta + h / nfree.clamp_min(1.0)
-        ok = (nfree > 0) & (step > lo) & (step < hi)
-        theta = torch.where(ok, step, 0.5 * (lo + hi))
-    a = Z - theta[:, None] * y
-    h = (torch.minimum(a.clamp_min(0.0), U) * y).sum(1)
-    if bool((h.abs() > scale).any()):
-        for _ in range(_N_BISECT):
-            mid = 0.5 * (lo + hi)
-            hm = (torch.minimum((Z - mid[:, None] * y).clamp_min(0.0), U) * y).sum(1)
-            pos = hm > 0
-            lo = torch.where(pos, mid, lo)
-            hi = torch.where(pos, hi, mid)
-        bis = 0.5 * (lo + hi)
-        theta = torch.where(h.abs() > scale, bis, theta)
-    return torch.minimum((Z - theta[:, None] * y).clamp_min(0.0), U)
+    return _project(Z, y, U, y)[0]
+
+
+def project_face(Z: torch.Tensor, y: torch.Tensor, U: torch.Tensor) -> torch.Tensor:
+    """Feasible point that keeps the bound coordinates of ``Z`` exactly on their bounds.
+
+    ``Z`` is first clipped to the box; then only its coordinates strictly inside the box
+    move (along ``y``) to restore ``y^T a = 0``. The Euclidean projection
+    (:func:`project_feasible`) would shift *every* coordinate of one class off its bound
+    by a rounding-size amount, and an active-set method would then see hundreds of
+    spurious free coordinates. Rows where the interior coordinates cannot absorb the
+    residual fall back to the Euclidean projection.
+    """
+    Zc = torch.minimum(Z.clamp_min(0.0), U)
+    D = y * ((Zc > 0) & (Zc < U)).to(Z.dtype)
+    A, ok = _project(Zc, y, U, D)
+    if not bool(ok.all()):
+        bad = (~ok).nonzero()[:, 0]
+        A[bad] = project_feasible(Zc[bad], y, U[bad])
+    return A
 
 
 def _loss_slopes(
