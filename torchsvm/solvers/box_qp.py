@@ -254,46 +254,6 @@ def _face_cg(
     return outA, outG, outm, solved_out
 
 
-def _projected_gradient_step(
-    A: torch.Tensor,
-    G: torch.Tensor,
-    y: torch.Tensor,
-    U: torch.Tensor,
-    S: torch.Tensor | None,
-    tol_a: torch.Tensor,
-    F: SharedFactor,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """One projected-gradient step with a Cauchy step length (GPCG's phase 1).
-
-    Unlike a CG step, which stops at the first bound it meets, the projection moves
-    every coordinate the gradient pushes past its bound onto that bound at once, so a
-    face far too large (an early ADMM iterate) shrinks in one step. The step is kept
-    only where it lowers the objective. Returns the new ``A`` and its gradient.
-    """
-    tiny = torch.finfo(A.dtype).tiny
-    interior = (A > tol_a) & (A < U - tol_a)
-    ni = interior.sum(1, keepdim=True).to(A.dtype)
-    b = -(torch.where(interior, G * y, 0.0)).sum(1, keepdim=True) / ni.clamp_min(1.0)
-    red = G + b * y
-    m = ~(((A <= tol_a) & (red >= 0)) | ((A >= U - tol_a) & (red <= 0)) | (U <= 0))
-    mf = m.to(A.dtype)
-    my = mf * y
-    d = -(mf * G)
-    d = d - my * ((my * d).sum(1, keepdim=True) / mf.sum(1, keepdim=True).clamp_min(1.0))
-    Qd = F.matvec(d)
-    dHd = (d * Qd).sum(1) if S is None else (d * (Qd + S * d)).sum(1)
-    dd = (d * d).sum(1)
-    t = torch.where(dHd > 0, dd / dHd.clamp_min(tiny), 1e6 * U.amax(1) / d.abs().amax(1).clamp_min(tiny))
-    A_new = project_feasible(A + t[:, None] * d, y, U)
-    QA = F.matvec(A_new)
-    G_new = QA - 1.0 if S is None else QA + S * A_new - 1.0
-    # objective 1/2 a^T H a - 1^T a = 1/2 a^T (G - 1) ... evaluated from the gradient
-    obj_new = 0.5 * (A_new * (G_new - 1.0)).sum(1)
-    obj_old = 0.5 * (A * (G - 1.0)).sum(1)
-    better = (obj_new < obj_old)[:, None]
-    return torch.where(better, A_new, A), torch.where(better, G_new, G)
-
-
 def polish(
     A: torch.Tensor,
     y: torch.Tensor,
@@ -303,7 +263,6 @@ def polish(
     n_steps: int,
     n_rounds: int = 6,
     max_bytes: int = 2**28,
-    pg_steps: int = 0,
 ) -> torch.Tensor:
     """Active-set polish by face-restricted conjugate gradients (Moré–Toraldo GPCG).
 
@@ -340,9 +299,6 @@ def polish(
         if alive.numel() == 0:
             break
         Ar, Gr, Ur, tol_a = A[alive], G[alive], U[alive], tol_all[alive]
-        Sa = None if S is None else S[alive]
-        for _pg in range(pg_steps):
-            Ar, Gr = _projected_gradient_step(Ar, Gr, y, Ur, Sa, tol_a, F)
         interior = (Ar > tol_a) & (Ar < Ur - tol_a)
         ni = interior.sum(1, keepdim=True).to(dt)
         b = -(torch.where(interior, Gr * y, 0.0)).sum(1, keepdim=True) / ni.clamp_min(1.0)
