@@ -595,6 +595,7 @@ def build_report(
     finished: dict[str, dict[str, list[int]]] = {}
     sizes: dict[str, dict[str, Any]] = {}
     seconds: dict[str, dict[str, float]] = {}
+    extremes: dict[str, dict[str, dict[str, int]]] = {}
     for name, per_kernel in units.items():
         for kernel, fold_units in per_kernel.items():
             finished.setdefault(name, {})[kernel] = sorted(fold_units)
@@ -608,6 +609,8 @@ def build_report(
             seconds.setdefault(name, {})[kernel] = float(
                 np.mean([u["seconds_total"] for u in fold_units.values()])
             )
+            for u in fold_units.values():
+                _count_extremes(extremes.setdefault(kernel, {}), u["pred"])
     ranks: dict[str, dict[str, Any]] = {}
     for kernel in args.kernels:
         complete = {
@@ -660,6 +663,7 @@ def build_report(
         "seconds_per_unit": seconds,
         "summary": summary,
         "average_ranks": ranks,
+        "extreme_probabilities": extremes,
         "machine": {
             "python": platform.python_version(),
             "torch": torch.__version__,
@@ -667,6 +671,19 @@ def build_report(
             "cpu_count": os.cpu_count(),
         },
     }
+
+
+def _count_extremes(acc: dict[str, dict[str, int]], pred: dict[str, Any]) -> None:
+    """Add one unit's counts of held-out P(+|x) in {0, 1} and of such wrong ones."""
+    pos = np.asarray(pred["y"]) > 0
+    for meth in METHODS:
+        if meth not in pred:
+            continue
+        p = np.asarray(pred[meth], dtype=float)
+        c = acc.setdefault(meth, {"rows": 0, "zero_or_one": 0, "wrong_certain": 0})
+        c["rows"] += int(p.size)
+        c["zero_or_one"] += int(np.sum((p == 0.0) | (p == 1.0)))
+        c["wrong_certain"] += int(np.sum(((p == 0.0) & pos) | ((p == 1.0) & ~pos)))
 
 
 def _report_methods(args: argparse.Namespace) -> tuple[str, ...]:
@@ -724,6 +741,7 @@ def render_markdown(rep: dict[str, Any], args: argparse.Namespace) -> str:
     L += _finished_section(rep, args)
     L += _sizes_section(rep)
     L += _ranks_section(rep, methods)
+    L += _extremes_section(rep, methods)
     L += _per_dataset_section(rep, methods, n_folds)
     L += _differences_section(rep, st)
     return "\n".join(L) + "\n"
@@ -775,7 +793,10 @@ def _methods_section(st: dict[str, Any]) -> list[str]:
         "",
         "Metrics on the held-out fold (`torchsvm.metrics`): MSE = Brier score of "
         "P(+|x) against 1[y = +1] (the papers' score), log loss (p clipped to "
-        "[1e-15, 1 - 1e-15]), AUC, and the SPEC S3 calibration score "
+        "[1e-15, 1 - 1e-15], so a row with P = 0 or 1 on the wrong side costs "
+        "-log(1e-15) = 34.5: vote fractions, isotonic and binning produce such "
+        "values, see the table of extreme probabilities), AUC, and the SPEC S3 "
+        "calibration score "
         "mean |p − iso(p)| (isotonic fit on the held-out fold itself). Tables show "
         "mean ± std over folds. Average ranks (Rüping): per dataset the methods are "
         "ranked by their fold-mean (1 = best; ties share the average rank), then the "
@@ -918,6 +939,37 @@ def _ranks_section(rep: dict[str, Any], methods: Sequence[str]) -> list[str]:
                 "",
             ]
     return L
+
+
+def _extremes_section(rep: dict[str, Any], methods: Sequence[str]) -> list[str]:
+    ext = rep["extreme_probabilities"]
+    kernels = [k for k in rep["kernels"] if k in ext]
+    if not kernels:
+        return []
+    L = [
+        "## Extreme probabilities (why log loss ranks differ)",
+        "",
+        "Share of all finished held-out rows with P(+|x) exactly 0 or 1, and the "
+        "share that is 0 or 1 on the wrong side (each costs 34.5 in log loss).",
+        "",
+        "| method | "
+        + " | ".join(f"{k}: P in {{0,1}} | {k}: certain and wrong" for k in kernels)
+        + " |",
+        "|---|" + "---|---|" * len(kernels),
+    ]
+    for meth in methods:
+        cells = []
+        for k in kernels:
+            c = ext[k].get(meth)
+            if not c or not c["rows"]:
+                cells += ["–", "–"]
+                continue
+            cells += [
+                f"{100 * c['zero_or_one'] / c['rows']:.1f} %",
+                f"{100 * c['wrong_certain'] / c['rows']:.2f} %",
+            ]
+        L.append(f"| {LABELS[meth]} | " + " | ".join(cells) + " |")
+    return [*L, ""]
 
 
 def _per_dataset_section(
