@@ -19,16 +19,18 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-import torch
-from sklearn.datasets import make_classification
-from sklearn.preprocessing import StandardScaler
-from sklearn.svm import SVC
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads OpenMP
 
-from torchsvm.config import SolverConfig
-from torchsvm.data.resample import bootstrap_counts
-from torchsvm.problems.svm import BatchedSvmProblem
-from torchsvm.solvers.box_qp import BoxQpSolver, build_factor
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from sklearn.datasets import make_classification  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from sklearn.svm import SVC  # noqa: E402
+
+from torchsvm.config import SolverConfig  # noqa: E402
+from torchsvm.data.resample import bootstrap_counts  # noqa: E402
+from torchsvm.problems.svm import BatchedSvmProblem  # noqa: E402
+from torchsvm.solvers.box_qp import BoxQpSolver, build_factor  # noqa: E402
 
 
 def main(argv: Sequence[str] | None = None) -> int:
