@@ -118,6 +118,8 @@ class _BatchedSvmBase(BaseEstimator):
         """Decision values for every fitted problem: array of shape (P, t)."""
         device = resolve_device(self.device)
         dtype = resolve_dtype(self.dtype)
+        # a copy when the caller's array is read-only (torch cannot share it)
+        X = X if X.flags.writeable else np.array(X)
         Xt = torch.as_tensor(X, dtype=dtype, device=device)
         if self._w is not None:
             W = torch.as_tensor(self._w, dtype=dtype, device=device)
