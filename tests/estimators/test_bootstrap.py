@@ -181,3 +181,33 @@ def test_cpu_and_gpu_agree(data: tuple) -> None:
     diff = np.abs(cpu.predict_proba(Xt) - gpu.predict_proba(Xt))
     assert diff.mean() < 0.01
     np.testing.assert_allclose(cpu.weights_, gpu.weights_, atol=0.02)
+
+
+def test_ctrl2_constrained_fits_meet_the_floor(data: tuple) -> None:
+    """Ctrl2: every S5c fit meets the TPR floor on its in-bag rows (counted with the
+    draw counts, SPEC S5c), and the ensemble raises P(+|x) on the positives."""
+    X, y, _, _ = data
+    X, y = X[:60], y[:60]
+    kw = dict(C_grid=[1.0], n_bootstrap=4, random_state=0)
+    m = BootstrapProbabilitySVC(target_tpr=0.95, control="csvm", mip_time_limit=30.0, **kw)
+    m.fit(X, y)
+    assert m.mip_status_.shape == (1, 4)
+    pos = y == m.classes_[1]
+    for b, sol in enumerate(m._csvm[0]):
+        if m.mip_status_[0, b] != "optimal":
+            continue
+        f, c = sol.decision_function(X), m.counts_[b]
+        assert (c[pos] * (f[pos] >= -1e-7)).sum() >= 0.95 * c[pos].sum() - 1e-9
+    p2 = m.predict_proba(X)[:, 1]
+    p0 = BootstrapProbabilitySVC(**kw).fit(X, y).predict_proba(X)[:, 1]
+    assert p2[pos].mean() >= p0[pos].mean()
+    assert m.threshold_ == 0.0 and m.ctrl2_wall_time_ > 0
+
+
+def test_ctrl2_bad_configs(data: tuple) -> None:
+    X, y, _, _ = data
+    with pytest.raises(ValueError, match="needs target_tpr"):
+        BootstrapProbabilitySVC(n_bootstrap=2, control="csvm").fit(X, y)
+    with pytest.raises(ValueError, match="kernel 'linear' or 'rbf'"):
+        BootstrapProbabilitySVC(n_bootstrap=2, control="csvm", target_tpr=0.9,
+                                kernel="poly").fit(X, y)

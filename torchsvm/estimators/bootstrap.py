@@ -27,9 +27,15 @@ attained with the strict ``>`` of SPEC S2, so ``a`` is the next float above the 
 ``-f`` (then the score that defines it counts as a full positive vote).
 Since ``a >= 0``, Ctrl1 never lowers ``P(+|x)``.
 
-Ctrl2 (the constrained SVM of SPEC S5 with a TPR floor) replaces only the S1 fits:
-override :meth:`BootstrapProbabilitySVC._fit_replicates`, which returns the grid of
-scores; everything after it (OOB accuracies, weights, votes, intervals) is shared.
+Ctrl2 (``control="csvm"``): every (C, replicate) fit is the training-set constrained
+SVM S5c of SPEC S5 with the TPR floor ``target_tpr`` on the replicate's in-bag rows
+(:func:`torchsvm.estimators.csvm.fit_s5c_ensemble`, one HiGHS outer approximation per
+fit, ``mip_time_limit`` seconds each, ``n_jobs`` processes) instead of S1; the C grid is
+passed to S5c in its own convention (``C+- = C / |I+-|``, SPEC S5), and the vote
+threshold stays 0. Only the fits differ: OOB accuracies, weights, votes and intervals
+are shared with Ctrl1. A fit that hits its time limit contributes its incumbent
+(``mip_status_`` and ``mip_gap_`` say which); ``ctrl2_wall_time_`` is the seconds of
+the whole batch of MIQPs.
 
 Deviations, written down as SPEC asks: a replicate that draws no row of one class has no
 SVM; such replicates are redrawn from the same generator (so the draws stay a function
@@ -51,13 +57,14 @@ import numpy as np
 import torch
 from scipy.stats import norm
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from torchsvm.config import SolverConfig
 from torchsvm.data.resample import as_generator, bootstrap_counts
+from torchsvm.estimators.csvm import fit_s5c_ensemble
 from torchsvm.estimators.svc import SVM_PARAMETER_CONSTRAINTS, encode_binary
-from torchsvm.kernels import compute_kernel
+from torchsvm.kernels import compute_kernel, resolve_gamma
 from torchsvm.problems.svm import BatchedSvmProblem, resolve_device, resolve_dtype
 from torchsvm.solvers.box_qp import BoxQpSolver
 
@@ -132,7 +139,14 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
         True: acc^2-weighted mixture over ``J``; False: the best C only.
     target_tpr : float in (0, 1] or None, default=None
         Ctrl1: shift the vote threshold to ``-a`` so that the out-of-bag TPR at
-        ``P(+|x) >= 1/2`` reaches this value.
+        ``P(+|x) >= 1/2`` reaches this value. With ``control="csvm"``: the TPR floor of
+        every S5c fit (Ctrl2).
+    control : {"threshold", "csvm"}, default="threshold"
+        How ``target_tpr`` acts: Ctrl1 (vote threshold) or Ctrl2 (constrained SVMs).
+    mip_time_limit : float, default=60.0
+        Ctrl2: seconds per S5c MIQP (a fit at the limit keeps its incumbent).
+    n_jobs : int or None, default=1
+        Ctrl2: parallel processes for the S5c fits of one C value.
     tol : float, default=1e-7
         Relative duality gap of the solver (votes need only the score signs).
     max_iter : int, default=20000
@@ -183,6 +197,9 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
         "accuracy_eps": [Interval(Real, 0.0, None, closed="left")],
         "ensemble": ["boolean"],
         "target_tpr": [Interval(Real, 0.0, 1.0, closed="right"), None],
+        "control": [StrOptions({"threshold", "csvm"})],
+        "mip_time_limit": [Interval(Real, 0.0, None, closed="neither")],
+        "n_jobs": [Integral, None],
         "random_state": ["random_state"],
     }
 
@@ -197,6 +214,9 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
         coef0: float = 0.0,
         ensemble: bool = True,
         target_tpr: float | None = None,
+        control: str = "threshold",
+        mip_time_limit: float = 60.0,
+        n_jobs: int | None = 1,
         tol: float = 1e-7,
         max_iter: int = 20000,
         random_state: Any = None,
@@ -212,6 +232,9 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
         self.coef0 = coef0
         self.ensemble = ensemble
         self.target_tpr = target_tpr
+        self.control = control
+        self.mip_time_limit = mip_time_limit
+        self.n_jobs = n_jobs
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
@@ -234,11 +257,25 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         resolve_device(self.device)
+        if self.control == "csvm":
+            if self.target_tpr is None:
+                raise ValueError(
+                    "control='csvm' (Ctrl2) needs target_tpr, the TPR floor of the "
+                    "constrained SVM"
+                )
+            if self.kernel not in ("linear", "rbf"):
+                raise ValueError(
+                    f"control='csvm' supports kernel 'linear' or 'rbf'; got {self.kernel!r}"
+                )
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, y_pm = encode_binary(y, type(self).__name__)
         self.C_grid_ = self._check_c_grid()
         self.counts_ = _draw_counts(y_pm, int(self.n_bootstrap), self.random_state)
-        train_scores = self._fit_replicates(X, y_pm, self.counts_)
+        if self.control == "csvm":
+            train_scores = self._fit_replicates_csvm(X, y_pm, self.counts_)
+        else:
+            self._csvm = None
+            train_scores = self._fit_replicates(X, y_pm, self.counts_)
         self._store_weights(train_scores, y_pm)
         self._fit_threshold(train_scores, y_pm)
         return self
@@ -311,6 +348,37 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
         scores[r_idx, b_idx] = F.detach().cpu().numpy()
         return scores
 
+    def _fit_replicates_csvm(
+        self, X: np.ndarray, y_pm: np.ndarray, counts: np.ndarray
+    ) -> np.ndarray:
+        """Ctrl2: S5c with the TPR floor on every (C, replicate); training scores (R, B, n)."""
+        R, B, n = self.C_grid_.shape[0], counts.shape[0], X.shape[0]
+        gamma = 0.0
+        if self.kernel != "linear":
+            gamma = resolve_gamma(self.gamma, torch.as_tensor(X, dtype=torch.float64))
+        self.gamma_ = float(gamma)
+        scores = np.zeros((R, B, n))
+        self._csvm = []
+        self.mip_status_ = np.empty((R, B), dtype=object)
+        self.mip_gap_ = np.zeros((R, B))
+        self.ctrl2_wall_time_ = 0.0
+        for r, C in enumerate(self.C_grid_):
+            ens = fit_s5c_ensemble(
+                X, y_pm, counts, C=float(C), kernel=self.kernel, gamma=self.gamma_,
+                min_tpr=float(self.target_tpr), time_limit=float(self.mip_time_limit),
+                n_jobs=self.n_jobs,
+            )
+            self._csvm.append(ens.solutions)
+            scores[r] = ens.decision_function(X)
+            self.mip_status_[r] = ens.statuses
+            self.mip_gap_[r] = ens.mip_gaps
+            self.ctrl2_wall_time_ += ens.wall_time
+        self._X_fit = X
+        self._w = None
+        self._coef = np.zeros((R, B, 0))
+        self._b = np.zeros((R, B))
+        return scores
+
     def _store_weights(self, scores: np.ndarray, y_pm: np.ndarray) -> None:
         """OOB accuracies, the set J, acc^2 weights and the best C (SPEC S2 step 3)."""
         oob = self.counts_ == 0  # (B, n)
@@ -359,7 +427,7 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
     def _fit_threshold(self, scores: np.ndarray, y_pm: np.ndarray) -> None:
         """Ctrl1 (SPEC S2): the smallest ``a >= 0`` whose OOB TPR reaches ``target_tpr``."""
         self.threshold_ = 0.0
-        if self.target_tpr is not None:
+        if self.target_tpr is not None and self.control == "threshold":
             pos = (y_pm > 0) & (self.counts_ == 0).any(0)
             if not pos.any():
                 raise ValueError(
@@ -395,6 +463,10 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
     # --------------------------------------------------------------- predict
     def _grid_scores(self, X: np.ndarray) -> np.ndarray:
         """Scores of the kept fits: array of shape (len(_used), B, t)."""
+        if self._csvm is not None:
+            return np.stack([
+                np.stack([s.decision_function(X) for s in self._csvm[r]]) for r in self._used
+            ])
         dev, dt = resolve_device(self.device), resolve_dtype(self.dtype)
         Xt = torch.as_tensor(X, dtype=dt, device=dev)
         b = torch.as_tensor(self._b, dtype=dt, device=dev)
