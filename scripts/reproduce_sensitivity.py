@@ -174,9 +174,10 @@ def _markdown(
         f"Command: `{command}`",
         "",
         f"Device: {args.device} ({platform.processor() or platform.machine()}, "
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads; the machine was "
-        "shared with other jobs (load ~8 on 2 cores), so wall times are inflated; CPU "
-        "seconds (process time, all threads) are the fairer comparison). "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads; 15-minute load "
+        f"average when this file was written: {os.getloadavg()[2]:.1f} on "
+        f"{os.cpu_count()} cores; where the machine is shared, wall times are inflated "
+        "and CPU seconds (process time, all threads) are the fairer comparison). "
         f"C- = {args.C}; C+ = C- * 2^k for {args.n_grid} values of k in "
         f"[-{args.span:g}, {args.span:g}]; {args.folds}-fold stratified CV, held-out "
         "predictions pooled over folds; box: hinge loss with class bounds; diagonal: "
