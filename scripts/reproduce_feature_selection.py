@@ -232,6 +232,13 @@ def _markdown(res: dict[str, Any], command: str, args: argparse.Namespace) -> st
         "where the MILP / MIQP stopped at the limit (with an incumbent, counted in the "
         "means, or without one, excluded); times are per fit (s).",
         "",
+        "Datasets requested: "
+        + ", ".join(
+            f"{d} ({len(res[d]['folds'])} folds finished)" if d in res else f"{d} (not run yet)"
+            for d in str(args.datasets).split(",")
+        )
+        + ". A re-run of the same command resumes the unfinished ones.",
+        "",
         "| dataset | method | accuracy | TPR | TNR | feat | time (s) | infeas |"
         " time-limit hit |",
         "|---|---|---|---|---|---|---|---|---|",
