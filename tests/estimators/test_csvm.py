@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from torchsvm.data.resample import bootstrap_counts
 from torchsvm.estimators.csvm import ConstrainedSVC, fit_s5c_ensemble
@@ -111,3 +112,20 @@ def test_s5c_ensemble_parallel_matches_serial() -> None:
     np.testing.assert_allclose(
         par.decision_function(X), F, atol=1e-4 * (1 + np.abs(F).max())
     )
+
+
+_ANCHOR_SPLIT = (
+    "the anchor set J is a random stratified split of the rows, so repeating a row "
+    "and doubling its weight give different splits, hence different MIQPs"
+)
+
+
+@parametrize_with_checks(
+    [ConstrainedSVC(min_tpr=0.5, hoeffding_alpha=None, time_limit=5.0)],
+    expected_failed_checks=lambda est: {
+        "check_sample_weight_equivalence_on_dense_data": _ANCHOR_SPLIT
+    },
+)
+def test_sklearn_compatible(estimator, check) -> None:
+    """scikit-learn's estimator checks (binary-only classifier tag)."""
+    check(estimator)

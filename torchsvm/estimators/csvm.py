@@ -27,9 +27,14 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    validate_data,
+)
 
 from torchsvm.data.resample import split_anchor
+from torchsvm.estimators.svc import encode_binary
 from torchsvm.exceptions import DataError
 from torchsvm.mip.csvm import CsvmSolution, solve_csvm
 from torchsvm.mip.highs import MipConfig
@@ -52,13 +57,8 @@ def resolve_gamma(gamma: float | str, X: np.ndarray) -> float:
 
 
 def _encode(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    classes = np.unique(y)
-    if classes.size != 2:
-        raise DataError(
-            f"ConstrainedSVC needs exactly two classes, got {classes.size}: "
-            f"{classes[:6].tolist()}"
-        )
-    return classes, np.where(y == classes[1], 1.0, -1.0)
+    """``classes_`` and labels in {-1, +1}; scikit-learn's wording for bad targets."""
+    return encode_binary(y, "ConstrainedSVC")
 
 
 def _rates(
@@ -224,6 +224,14 @@ class ConstrainedSVC(ClassifierMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, y_pm = _encode(np.asarray(y))
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+            for label, cls in ((1.0, self.classes_[1]), (-1.0, self.classes_[0])):
+                if not (sample_weight[y_pm == label] > 0).any():
+                    raise ValueError(
+                        f"ConstrainedSVC needs both classes with positive sample_weight; "
+                        f"every row of class {cls!r} has weight 0"
+                    )
         if anchor_mask is None:
             mask = split_anchor(y_pm, self.anchor_fraction, self.random_state)
         else:
@@ -285,7 +293,13 @@ class ConstrainedSVC(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Class labels of shape (m,)."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
 
 
 @dataclass(frozen=True)
