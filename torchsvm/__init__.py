@@ -9,8 +9,9 @@ import os as _os
 
 # The batched solvers issue thousands of short tensor ops. With OpenMP's default
 # (active, spinning) wait policy, idle worker threads spin between ops, and on a machine
-# with any other load the process slows down ~20x (measured: one breast_cancer fold, 5500
-# linear SVMs, 2 cores shared with one busy process: 187 s spinning vs 9.8 s passive).
+# with any other load the process slows down ~20x (measured: the solve of one
+# breast_cancer fold, 5500 linear SVMs, 2 cores shared with one busy process: 176 s
+# spinning vs 9.8-12.2 s passive).
 # Only takes effect when torch was not imported before torchsvm; a value the user set
 # is kept.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

@@ -56,11 +56,6 @@ def resolve_gamma(gamma: float | str, X: np.ndarray) -> float:
     return float(gamma)
 
 
-def _encode(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``classes_`` and labels in {-1, +1}; scikit-learn's wording for bad targets."""
-    return encode_binary(y, "ConstrainedSVC")
-
-
 def _rates(
     y_pm: np.ndarray, f: np.ndarray, weights: np.ndarray | None = None
 ) -> dict[str, float]:
@@ -223,7 +218,7 @@ class ConstrainedSVC(ClassifierMixin, BaseEstimator):
     ) -> CsvmProblem:
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_, y_pm = _encode(np.asarray(y))
+        self.classes_, y_pm = encode_binary(np.asarray(y), "ConstrainedSVC")
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
             for label, cls in ((1.0, self.classes_[1]), (-1.0, self.classes_[0])):
