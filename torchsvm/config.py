@@ -18,13 +18,21 @@ class SolverConfig:
         Iteration cap per problem (ADMM iterations, or gradient steps in the fallback).
     check_every : int
         Iterations between convergence checks (the only host synchronisations).
-    method : {"auto", "admm", "fista"}
+    method : {"auto", "ipm", "admm", "fista"}
         ``admm`` factorises ``Q`` once (eigendecomposition, or thin SVD for the linear
-        kernel) and shares it across the batch; ``fista`` is the first-order fallback
-        that never stores more than kernel blocks; ``auto`` picks ``admm`` when the
-        factorisation fits ``max_factor_n``.
+        kernel) and shares it across the batch; ``ipm`` is the interior-point method for
+        a low-rank factor (rank ``<= ipm_max_rank``: the linear kernel with few
+        features), followed by the active-set polish, with ADMM finishing any row the
+        polish could not certify; ``fista`` is the first-order fallback that never
+        stores more than kernel blocks; ``auto`` picks ``ipm`` for a low-rank factor,
+        else ``admm`` when the factorisation fits ``max_factor_n``, else ``fista``.
     max_factor_n : int
         Largest ``n`` for which a nonlinear kernel is eigendecomposed.
+    ipm_max_rank : int
+        Largest rank of ``Q`` for which ``auto`` uses the interior-point method.
+    ipm_tol : float
+        Relative complementarity / residual at which the interior-point iterate is
+        rounded to the box and handed to the polish.
     rho : float or None
         Initial ADMM penalty (None: mean diagonal of ``Q``); adapted per problem.
     relaxation : float
@@ -46,6 +54,8 @@ class SolverConfig:
     check_every: int = 20
     method: str = "auto"
     max_factor_n: int = 12000
+    ipm_max_rank: int = 64
+    ipm_tol: float = 1e-9
     rho: float | None = None
     relaxation: float = 1.6
     memory_bytes: int | None = None
@@ -61,8 +71,12 @@ class SolverConfig:
             raise ValueError(f"max_iter must be >= 1; got {self.max_iter}")
         if self.check_every < 1:
             raise ValueError(f"check_every must be >= 1; got {self.check_every}")
-        if self.method not in ("auto", "admm", "fista"):
-            raise ValueError(f"method must be 'auto', 'admm' or 'fista'; got {self.method!r}")
+        if self.method not in ("auto", "ipm", "admm", "fista"):
+            raise ValueError(
+                f"method must be 'auto', 'ipm', 'admm' or 'fista'; got {self.method!r}"
+            )
+        if not (math.isfinite(self.ipm_tol) and self.ipm_tol > 0):
+            raise ValueError(f"ipm_tol must be > 0; got {self.ipm_tol}")
         if not (0 < self.relaxation < 2):
             raise ValueError(f"relaxation must lie in (0, 2); got {self.relaxation}")
         if self.rho is not None and not (self.rho > 0):

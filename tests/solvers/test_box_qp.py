@@ -257,3 +257,66 @@ def test_unknown_kernel_and_missing_cuda() -> None:
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA is not available"):
             BatchedSvmProblem.from_weights(np.eye(2), [1, -1], [1.0], device="cuda")
+
+
+# ------------------------------------------------------------------ interior point
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_ipm_agrees_with_admm_on_bootstrap_batch(dtype: torch.dtype) -> None:
+    X, y = _synthetic(300, 6, seed=3)
+    rng = np.random.default_rng(3)
+    counts = np.stack([np.bincount(rng.integers(0, 300, 300), minlength=300) for _ in range(4)])
+    prob = BatchedSvmProblem.from_bootstrap(X, y, 2.0 ** np.arange(-5, 6, 2), counts,
+                                            kernel="linear", dtype=dtype)
+    tol = 1e-7 if dtype == torch.float64 else 1e-4
+    s_ipm = BoxQpSolver(SolverConfig(method="ipm", tol=tol))(prob)
+    s_admm = BoxQpSolver(SolverConfig(method="admm", tol=tol))(prob)
+    assert bool(s_ipm.converged.all()) and bool(s_admm.converged.all())
+    np.testing.assert_allclose(s_ipm.dual.double().numpy(), s_admm.dual.double().numpy(),
+                               rtol=10 * tol, atol=10 * tol)
+    f_ipm, f_admm = _scores(prob, s_ipm, X), _scores(prob, s_admm, X)
+    assert np.abs(f_ipm - f_admm).max() <= (1e-4 if dtype == torch.float64 else 1e-2) * max(1, np.abs(f_admm).max())
+    # auto picks the interior point for the linear kernel with few features
+    s_auto = BoxQpSolver()(prob.to(dtype=torch.float64))
+    assert int(s_auto.n_iter.max()) < 100
+
+
+def test_ipm_iterate_is_near_optimal_before_rounding() -> None:
+    from torchsvm.mip.highs import MipModel, solve_model
+    from torchsvm.solvers.ipm import ipm_low_rank
+
+    X, y = _synthetic(30, 3, seed=8)
+    U = np.random.default_rng(8).uniform(0.0, 2.0, size=(2, 30))
+    U[:, :5] = 0.0  # fixed at zero
+    prob = BatchedSvmProblem.from_bounds(X, y, U, kernel="linear")
+    F = build_factor(prob)
+    a, b, n_iter, mu = ipm_low_rank(F.low_rank(), prob.y, prob.U, tol=1e-10)
+    assert bool((a[:, :5] == 0).all())
+    assert bool((a >= 0).all()) and bool((a <= prob.U).all())
+    Q = (X @ X.T) * np.outer(y, y)
+    for p in range(2):
+        res = solve_model(MipModel(
+            c=-np.ones(30), A=y[None, :], row_lower=np.zeros(1), row_upper=np.zeros(1),
+            col_lower=np.zeros(30), col_upper=U[p], Q=Q))
+        ap = a[p].numpy()
+        obj = 0.5 * ap @ Q @ ap - ap.sum()
+        np.testing.assert_allclose(obj, res.objective, rtol=1e-7, atol=1e-8)
+        assert abs(float(ap @ y)) <= 1e-8
+    assert int(n_iter.max()) < 60
+
+
+def test_ipm_diag_shift_variant_matches_highs_qp() -> None:
+    """SPEC S1b on the linear kernel: no upper bound, so the IPM has only lower bounds."""
+    from torchsvm.mip.highs import MipModel, solve_model
+
+    X, y = _synthetic(25, 3, seed=9)
+    lam_neg, lam_pos = np.array([0.5, 2.0]), np.array([0.1, 1.0])
+    prob = BatchedSvmProblem.from_diag_shift(X, y, lam_neg, lam_pos, kernel="linear")
+    sol = BoxQpSolver(SolverConfig(method="ipm"))(prob)
+    assert bool(sol.converged.all())
+    Q = (X @ X.T) * np.outer(y, y)
+    for p in range(2):
+        s = np.where(y > 0, lam_pos[p], lam_neg[p])
+        res = solve_model(MipModel(
+            c=-np.ones(25), A=y[None, :], row_lower=np.zeros(1), row_upper=np.zeros(1),
+            col_lower=np.zeros(25), col_upper=np.full(25, np.inf), Q=Q + np.diag(s)))
+        np.testing.assert_allclose(-float(sol.dual[p]), res.objective, rtol=1e-6)
