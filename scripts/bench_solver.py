@@ -64,17 +64,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     # warm-up (excluded): kernels, allocator
     solver(prob.select(slice(0, 1)))
     sync()
+    cfg = solver.config
+    dense = args.kernel != "linear" and cfg.method in ("auto", "pdas")
     t0 = time.perf_counter()
-    factor = build_factor(prob)
+    # the active-set method works on Q itself; the others factorise it first
+    factor = None if dense else build_factor(prob)
     sync()
     t_factor = time.perf_counter() - t0
     sol = solver(prob, factor=factor)
     sync()
     t_ours = time.perf_counter() - t0
-    k = int(factor.e.shape[0])
+    k = args.n if factor is None else int(factor.e.shape[0])
     iters = sol.n_iter.double()
-    cfg = solver.config
-    if cfg.method == "ipm" or (cfg.method == "auto" and k <= cfg.ipm_max_rank):
+    if dense:
+        # active set: two (n x n) GEMM rows per iteration (face Cholesky not counted)
+        method = "pdas"
+        per_iter = 4 * args.n * args.n
+    elif cfg.method == "ipm" or (cfg.method == "auto" and k <= cfg.ipm_max_rank):
         # interior point: the (n, k(k+1)/2) factor GEMM plus ~8 (n x k) GEMM rows
         method = "ipm"
         per_iter = 2 * args.n * k * (k + 1) / 2 + 16 * args.n * k

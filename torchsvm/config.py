@@ -18,18 +18,25 @@ class SolverConfig:
         Iteration cap per problem (ADMM iterations, or gradient steps in the fallback).
     check_every : int
         Iterations between convergence checks (the only host synchronisations).
-    method : {"auto", "ipm", "admm", "fista"}
-        ``admm`` factorises ``Q`` once (eigendecomposition, or thin SVD for the linear
-        kernel) and shares it across the batch; ``ipm`` is the interior-point method for
-        a low-rank factor (rank ``<= ipm_max_rank``: the linear kernel with few
-        features), followed by the active-set polish, with ADMM finishing any row the
-        polish could not certify; ``fista`` is the first-order fallback that never
-        stores more than kernel blocks; ``auto`` picks ``ipm`` for a low-rank factor,
-        else ``admm`` when the factorisation fits ``max_factor_n``, else ``fista``.
+    method : {"auto", "ipm", "pdas", "admm", "fista"}
+        ``ipm``: batched interior-point method on a low-rank factor of ``Q`` (the
+        linear kernel with ``d <= ipm_max_rank`` features), rounded to the box and
+        polished. ``pdas``: primal-dual active-set iterations on the dense ``Q`` (no
+        factorisation; exact face solves by Cholesky), for full-rank kernels.
+        ``admm``: factorises ``Q`` once (eigendecomposition, or thin SVD for the linear
+        kernel) and shares it across the batch. ``fista``: the first-order fallback that
+        never stores more than kernel blocks. ``auto``: ``ipm`` for the linear kernel
+        with few features, ``pdas`` for nonlinear kernels with ``n <= max_factor_n``
+        (and the linear kernel with ``d >= n``), ``admm`` for the linear kernel in
+        between, ``fista`` above ``max_factor_n``. Rows that ``ipm`` or ``pdas`` cannot
+        certify are finished by ``admm``.
     max_factor_n : int
-        Largest ``n`` for which a nonlinear kernel is eigendecomposed.
+        Largest ``n`` for which a nonlinear kernel's ``Q`` is held in memory (``pdas``,
+        ``admm``); above it ``auto`` uses ``fista``.
     ipm_max_rank : int
         Largest rank of ``Q`` for which ``auto`` uses the interior-point method.
+    pdas_max_iter : int
+        Active-set iterations after which a dense problem is handed to ADMM.
     ipm_tol : float
         Relative complementarity / residual at which the interior-point iterate is
         rounded to the box and handed to the polish.
@@ -55,6 +62,7 @@ class SolverConfig:
     method: str = "auto"
     max_factor_n: int = 12000
     ipm_max_rank: int = 64
+    pdas_max_iter: int = 40
     ipm_tol: float = 1e-9
     rho: float | None = None
     relaxation: float = 1.6
@@ -71,9 +79,9 @@ class SolverConfig:
             raise ValueError(f"max_iter must be >= 1; got {self.max_iter}")
         if self.check_every < 1:
             raise ValueError(f"check_every must be >= 1; got {self.check_every}")
-        if self.method not in ("auto", "ipm", "admm", "fista"):
+        if self.method not in ("auto", "ipm", "pdas", "admm", "fista"):
             raise ValueError(
-                f"method must be 'auto', 'ipm', 'admm' or 'fista'; got {self.method!r}"
+                f"method must be 'auto', 'ipm', 'pdas', 'admm' or 'fista'; got {self.method!r}"
             )
         if not (math.isfinite(self.ipm_tol) and self.ipm_tol > 0):
             raise ValueError(f"ipm_tol must be > 0; got {self.ipm_tol}")
