@@ -198,3 +198,35 @@ def test_cardinality_svm_matches_brute_force(k):
     )
     assert res.support.sum() <= k
     assert res.result.objective == pytest.approx(best, rel=1e-3, abs=1e-4)
+
+
+@pytest.mark.parametrize("with_z", [False, True])
+def test_sparse_linear_svm_dual_path_matches_primal_qp(with_z: bool) -> None:
+    """More features than rows: (P2) goes through the SVM dual; HiGHS's primal QP agrees."""
+    from torchsvm.mip import feature_selection as fsm
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(24, 60))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=24) > 0, 1.0, -1.0)
+    S = np.ones(60, bool)
+    S[::7] = False
+    z = np.zeros(24, bool)
+    if with_z:
+        z[np.argsort(-(y * X[:, 0]))[:5]] = True  # rows easily kept at margin 1
+    w, b, res = solve_sparse_linear_svm(X, y, S, z, C=0.8)
+    assert "dual" in res.message
+    v = np.ones(24)
+    fast = fsm._p2_by_dual(X[:, S], y, v, z, 0.8, 100.0)
+    assert fast is not None
+    # oracle: the primal (P2) solved by cvxpy's conic solver
+    cp = pytest.importorskip("cvxpy")
+    Xs = X[:, S]
+    wv, bv, xi = cp.Variable(Xs.shape[1]), cp.Variable(), cp.Variable(24)
+    cons = [cp.multiply(y, Xs @ wv + bv) >= 1 - xi, xi >= 0, xi <= 100.0 * (~z)]
+    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(wv) + 0.8 * cp.sum(xi)), cons)
+    prob.solve()
+    np.testing.assert_allclose(res.objective, prob.value, rtol=1e-5)
+    np.testing.assert_allclose(w[S], wv.value, atol=1e-3 * max(1.0, np.abs(wv.value).max()))
+    assert np.all(w[~S] == 0)
+    m = y * (X @ w + b)
+    assert np.all(m[z] >= 1 - 1e-6)

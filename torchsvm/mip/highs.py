@@ -493,6 +493,13 @@ def _run(
         h.setOptionValue("presolve", "choose")
     status = _STATUS_MAP.get(hs, SolveStatus.error)
     if status is SolveStatus.error:
+        elapsed = time.perf_counter() - t0
+        if elapsed >= 0.95 * time_limit:
+            # HiGHS's QP solver reports a time-limited run as a solve error
+            raise SolverError(
+                f"HiGHS stopped at its time limit ({time_limit:g} s) with model status "
+                f"{h.modelStatusToString(hs)} and no usable solution; raise time_limit"
+            )
         raise SolverError(f"HiGHS failed with model status {h.modelStatusToString(hs)}")
     info = h.getInfo()
     sol = h.getSolution()
