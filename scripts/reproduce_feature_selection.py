@@ -216,6 +216,11 @@ def _run_dataset(
         _save(path, res)
 
 
+def _skipped(rec: dict[str, Any]) -> bool:
+    """The cardinality comparator could not run: ``fs_linear`` gave it no ``k``."""
+    return str(rec.get("infeasible", "")).startswith("no fs selection")
+
+
 def _fmt(vals: list[float]) -> str:
     if not vals:
         return "n/a"
@@ -267,7 +272,14 @@ def _markdown(res: dict[str, Any], command: str, args: argparse.Namespace) -> st
         rows = ", ".join(str(r) for r in n_rows) if n_rows else "all"
         for m in METHODS:
             recs = [f[m] for f in folds if m in f and "accuracy" in f[m]]
-            infeas = sum(1 for f in folds if m in f and "infeasible" in f[m])
+            infeas = sum(
+                1 for f in folds
+                if m in f and "infeasible" in f[m] and not _skipped(f[m])
+            )
+            skipped = sum(1 for f in folds if m in f and _skipped(f[m]))
+            infeas_cell = (
+                f"{infeas} (+{skipped} not run: fs_linear gave no k)" if skipped else str(infeas)
+            )
             no_inc = sum(1 for f in folds if m in f and "no_incumbent" in f[m])
             hit = sum(
                 1
@@ -278,7 +290,7 @@ def _markdown(res: dict[str, Any], command: str, args: argparse.Namespace) -> st
             lines.append(
                 f"| {name} | {m} | {_fmt([r['accuracy'] for r in recs])} | "
                 f"{_fmt([r['tpr'] for r in recs])} | {_fmt([r['tnr'] for r in recs])} | "
-                f"{d} -> {sel:.1f} | {_fmt([r['time'] for r in recs])} | {infeas} | "
+                f"{d} -> {sel:.1f} | {_fmt([r['time'] for r in recs])} | {infeas_cell} | "
                 f"{hit + no_inc} | {rows} |"
             )
     return "\n".join(lines) + "\n"

@@ -35,6 +35,10 @@ class SolverConfig:
         ``admm``); above it ``auto`` uses ``fista``.
     ipm_max_rank : int
         Largest rank of ``Q`` for which ``auto`` uses the interior-point method.
+    ipm_after : int
+        ``ipm`` first runs this many ADMM iterations (cheap, ``O(n k)`` each) and
+        hands only the uncertified problems to the interior point (``O(n k^2)`` per
+        iteration); 0 goes straight to the interior point.
     pdas_max_iter : int
         Active-set iterations after which a dense problem is handed to ADMM.
     ipm_tol : float
@@ -62,6 +66,7 @@ class SolverConfig:
     method: str = "auto"
     max_factor_n: int = 12000
     ipm_max_rank: int = 64
+    ipm_after: int = 60
     pdas_max_iter: int = 40
     ipm_tol: float = 1e-9
     rho: float | None = None
@@ -83,6 +88,8 @@ class SolverConfig:
             raise ValueError(
                 f"method must be 'auto', 'ipm', 'pdas', 'admm' or 'fista'; got {self.method!r}"
             )
+        if self.ipm_after < 0:
+            raise ValueError(f"ipm_after must be >= 0; got {self.ipm_after}")
         if not (math.isfinite(self.ipm_tol) and self.ipm_tol > 0):
             raise ValueError(f"ipm_tol must be > 0; got {self.ipm_tol}")
         if not (0 < self.relaxation < 2):

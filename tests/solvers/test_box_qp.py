@@ -268,7 +268,7 @@ def test_ipm_agrees_with_admm_on_bootstrap_batch(dtype: torch.dtype) -> None:
     prob = BatchedSvmProblem.from_bootstrap(X, y, 2.0 ** np.arange(-5, 6, 2), counts,
                                             kernel="linear", dtype=dtype)
     tol = 1e-7 if dtype == torch.float64 else 1e-4
-    s_ipm = BoxQpSolver(SolverConfig(method="ipm", tol=tol))(prob)
+    s_ipm = BoxQpSolver(SolverConfig(method="ipm", ipm_after=0, tol=tol))(prob)
     s_admm = BoxQpSolver(SolverConfig(method="admm", tol=tol))(prob)
     assert bool(s_ipm.converged.all()) and bool(s_admm.converged.all())
     np.testing.assert_allclose(s_ipm.dual.double().numpy(), s_admm.dual.double().numpy(),
@@ -311,7 +311,7 @@ def test_ipm_diag_shift_variant_matches_highs_qp() -> None:
     X, y = _synthetic(25, 3, seed=9)
     lam_neg, lam_pos = np.array([0.5, 2.0]), np.array([0.1, 1.0])
     prob = BatchedSvmProblem.from_diag_shift(X, y, lam_neg, lam_pos, kernel="linear")
-    sol = BoxQpSolver(SolverConfig(method="ipm"))(prob)
+    sol = BoxQpSolver(SolverConfig(method="ipm", ipm_after=0))(prob)
     assert bool(sol.converged.all())
     Q = (X @ X.T) * np.outer(y, y)
     for p in range(2):

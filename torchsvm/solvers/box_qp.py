@@ -571,6 +571,24 @@ class BoxQpSolver:
     def _ipm(self, prob: BatchedSvmProblem, F: SharedFactor) -> tuple[torch.Tensor, ...]:
         """Interior point, rounding to the box, polish; ADMM finishes uncertified rows."""
         cfg = self.config
+        P = prob.n_problems
+        # easy problems (few bounded support vectors) finish in a few ADMM checks, which
+        # cost O(n k) per iteration against the interior point's O(n k^2): try those first
+        first = self._admm(prob, F, None, None, max_iter=cfg.ipm_after) if cfg.ipm_after else None
+        if first is not None:
+            rest = (first[2] != _OPT).nonzero()[:, 0]
+            if rest.numel() == 0:
+                return first
+            second = self._ipm_only(prob.select(rest.cpu()), F)
+            out = list(first)
+            for o, v in zip(out, second, strict=True):
+                o[rest] = v
+            out[3][rest] = second[3] + cfg.ipm_after
+            return tuple(out)
+        return self._ipm_only(prob, F)
+
+    def _ipm_only(self, prob: BatchedSvmProblem, F: SharedFactor) -> tuple[torch.Tensor, ...]:
+        cfg = self.config
         y, U, S = prob.y, prob.U, prob.S
         a, _, n_iter, _ = ipm_low_rank(F.low_rank(), y, U, S, tol=cfg.ipm_tol)
         # coordinates within a relative 1e-6 of a bound go onto it; the polish frees any
@@ -606,8 +624,10 @@ class BoxQpSolver:
         F: SharedFactor,
         a0: torch.Tensor | None,
         r0: torch.Tensor | None,
+        max_iter: int | None = None,
     ) -> tuple[torch.Tensor, ...]:
         cfg = self.config
+        max_it = cfg.max_iter if max_iter is None else max_iter
         y, n = prob.y, prob.n_samples
         P = prob.n_problems
         dt, dev = prob.dtype, prob.device
@@ -643,8 +663,8 @@ class BoxQpSolver:
         it = 0
         z_prev = z
         Bp: torch.Tensor | None = None
-        while ids.numel() > 0 and it < cfg.max_iter:
-            steps = min(cfg.check_every, cfg.max_iter - it)
+        while ids.numel() > 0 and it < max_it:
+            steps = min(cfg.check_every, max_it - it)
             for _ in range(steps):
                 z_prev = z
                 r = 1.0 + rho[:, None] * (z - lam)
@@ -688,7 +708,7 @@ class BoxQpSolver:
                 primal, dual = torch.where(better, p2, primal), torch.where(better, d2, dual)
                 rel, b = torch.where(better, rel2, rel), torch.where(better, b2, b)
             done = rel <= cfg.tol
-            if it >= cfg.max_iter:
+            if it >= max_it:
                 done = torch.ones_like(done)
             if bool(done.any()):
                 gi = ids[done]

@@ -27,8 +27,9 @@ import torch
 
 def _step_to_boundary(v: torch.Tensor, dv: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Largest ``t`` in ``(0, 1]`` (per row) with ``v + t dv >= 0`` on ``mask``."""
-    neg = mask & (dv < 0)
-    ratio = torch.where(neg, -v / torch.where(neg, dv, -1.0), torch.ones_like(v))
+    # -v / dv where dv < 0 on the mask, +inf elsewhere (v >= 0 on the mask; off it the
+    # numerator is lifted to >= 1 so that 0 / 0 cannot occur)
+    ratio = (v + (~mask).to(v.dtype)) / torch.where(mask & (dv < 0), -dv, 0.0)
     return ratio.amin(1).clamp_max(1.0)
 
 
@@ -138,20 +139,23 @@ def ipm_low_rank(
                 break
             rows, a, z, w, b, su, rd, rp, mu = (t[keep] for t in (rows, a, z, w, b, su, rd, rp, mu))
             Ua, Ufa, upa, acta, Sa = (t[keep] for t in (Ua, Ufa, upa, acta, Sa))
-        D = torch.where(acta > 0, z / torch.where(acta > 0, a, 1.0), 0.0) + upa * w / su
+        # inverse slacks, zero on fixed coordinates (a = 0 there; su = 1 off the upper set)
+        inv_a = acta / torch.where(acta > 0, a, 1.0)
+        inv_su = upa / su
+        D = z * inv_a + w * inv_su
         # primal regularisation: free coordinates have D -> 0 and Q is singular
-        E_inv = torch.where(acta > 0, 1.0 / (Sa + D).clamp_min(reg), 0.0)
+        E_inv = acta / (Sa + D).clamp_min(reg)
         L = factor(E_inv)
         Ainv_y = solve(L, E_inv, y.expand_as(a))
         yAy = (y * Ainv_y).sum(1)
 
         def direction(rcz: torch.Tensor, rcw: torch.Tensor):
-            g = (-rd + rcz / torch.where(acta > 0, a, 1.0) - upa * rcw / su) * acta
+            g = (rcz * inv_a - rcw * inv_su - rd) * acta
             Ag = solve(L, E_inv, g)
-            db = ((y * Ag).sum(1) + rp) / yAy
+            db = (Ag @ y + rp) / yAy
             da = Ag - db[:, None] * Ainv_y
-            dz = (rcz - z * da) / torch.where(acta > 0, a, 1.0) * acta
-            dw = upa * (rcw + w * da) / su
+            dz = (rcz - z * da) * inv_a
+            dw = (rcw + w * da) * inv_su
             return da, db, dz, dw
 
         def max_step(da, dz, dw):
