@@ -483,7 +483,6 @@ def _p2_by_dual(
     from torchsvm.solvers.box_qp import BoxQpSolver
 
     t0 = time.perf_counter()
-    n = y.size
     cv = C * v
     U = np.where(z, 1e4 * C * max(1.0, float(v.max())), cv)
     try:

@@ -51,8 +51,8 @@ from torchsvm.config import SolverConfig
 from torchsvm.kernels import compute_kernel
 from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers.ipm import ipm_low_rank
-from torchsvm.solvers.pdas import face_kernel, pdas_dense
 from torchsvm.solvers.kkt import duality_gap, project_face, project_feasible
+from torchsvm.solvers.pdas import face_kernel, pdas_dense
 from torchsvm.solvers.solution import BatchedSvmSolution
 from torchsvm.types import SolveStatus
 
@@ -571,7 +571,6 @@ class BoxQpSolver:
     def _ipm(self, prob: BatchedSvmProblem, F: SharedFactor) -> tuple[torch.Tensor, ...]:
         """Interior point, rounding to the box, polish; ADMM finishes uncertified rows."""
         cfg = self.config
-        P = prob.n_problems
         # easy problems (few bounded support vectors) finish in a few ADMM checks, which
         # cost O(n k) per iteration against the interior point's O(n k^2): try those first
         first = self._admm(prob, F, None, None, max_iter=cfg.ipm_after) if cfg.ipm_after else None

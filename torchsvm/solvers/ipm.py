@@ -22,6 +22,8 @@ gap is the certificate (:func:`torchsvm.solvers.kkt.duality_gap`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 
@@ -31,6 +33,55 @@ def _step_to_boundary(v: torch.Tensor, dv: torch.Tensor, mask: torch.Tensor) -> 
     # numerator is lifted to >= 1 so that 0 / 0 cannot occur)
     ratio = (v + (~mask).to(v.dtype)) / torch.where(mask & (dv < 0), -dv, 0.0)
     return ratio.amin(1).clamp_max(1.0)
+
+
+def _woodbury_solve(
+    W: torch.Tensor, L: torch.Tensor, E_inv: torch.Tensor, v: torch.Tensor
+) -> torch.Tensor:
+    """``(W W^T + diag(1 / E_inv))^{-1} v`` per row, with ``L L^T = I + W^T diag(E_inv) W``."""
+    ev = E_inv * v
+    t = torch.cholesky_solve((ev @ W)[:, :, None], L)[:, :, 0]
+    return ev - E_inv * (t @ W.T)
+
+
+def _max_step(a, su, z, w, acta, upa, da, dz, dw) -> torch.Tensor:  # noqa: ANN001
+    """Largest step in (0, 1] keeping ``a``, ``u - a``, ``z``, ``w`` nonnegative."""
+    t1 = _step_to_boundary(a, da, acta > 0)
+    t2 = _step_to_boundary(su, -da, upa > 0)
+    t3 = _step_to_boundary(z, dz, acta > 0)
+    t4 = _step_to_boundary(w, dw, upa > 0)
+    return torch.minimum(torch.minimum(t1, t2), torch.minimum(t3, t4))
+
+
+@dataclass
+class _Newton:
+    """One iteration's factorised Newton system (shared by predictor and corrector)."""
+
+    W: torch.Tensor
+    L: torch.Tensor
+    E_inv: torch.Tensor
+    inv_a: torch.Tensor
+    inv_su: torch.Tensor
+    act: torch.Tensor
+    rd: torch.Tensor
+    rp: torch.Tensor
+    y: torch.Tensor
+    Ainv_y: torch.Tensor
+    yAy: torch.Tensor
+    z: torch.Tensor
+    w: torch.Tensor
+
+    def direction(
+        self, rcz: torch.Tensor, rcw: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Newton step for complementarity targets ``rcz`` (lower) and ``rcw`` (upper)."""
+        g = (rcz * self.inv_a - rcw * self.inv_su - self.rd) * self.act
+        Ag = _woodbury_solve(self.W, self.L, self.E_inv, g)
+        db = (Ag @ self.y + self.rp) / self.yAy
+        da = Ag - db[:, None] * self.Ainv_y
+        dz = (rcz - self.z * da) * self.inv_a
+        dw = (rcw + self.w * da) * self.inv_su
+        return da, db, dz, dw
 
 
 def ipm_low_rank(
@@ -84,7 +135,6 @@ def ipm_low_rank(
     WW = (W[:, iu[0]] * W[:, iu[1]]).contiguous()
     eye = torch.eye(k, dtype=dt, device=dev)
     Ufin = torch.where(upper, U, 0.0)
-    scale_u = torch.where(upper, U, 1.0)
 
     # starting point: the centre of each box, unit multipliers
     a = torch.where(upper, 0.5 * U, actf)
@@ -100,19 +150,12 @@ def ipm_low_rank(
         M = M + M.transpose(1, 2) - torch.diag_embed(torch.diagonal(M, dim1=1, dim2=2))
         return torch.linalg.cholesky(M + eye)
 
-    def solve(L: torch.Tensor, E_inv: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        ev = E_inv * v
-        t = torch.cholesky_solve((ev @ W)[:, :, None], L)[:, :, 0]
-        return ev - E_inv * (t @ W.T)
-
     qdiag = (W * W).sum(1)
     eps = torch.finfo(dt).eps
     reg = max(1e-11, 1e3 * eps) * max(1.0, float(qdiag.max()))
     tol = max(tol, 100 * eps)
     tiny = torch.finfo(dt).tiny
     n_iter = torch.zeros(P, dtype=torch.long, device=dev)
-    alive = torch.ones(P, dtype=torch.bool, device=dev)
-    one = actf
     mu = torch.zeros(P, dtype=dt, device=dev)
     rows = torch.arange(P, device=dev)
     A_out, b_out, mu_out = a.clone(), b.clone(), mu.clone()
@@ -146,28 +189,14 @@ def ipm_low_rank(
         # primal regularisation: free coordinates have D -> 0 and Q is singular
         E_inv = acta / (Sa + D).clamp_min(reg)
         L = factor(E_inv)
-        Ainv_y = solve(L, E_inv, y.expand_as(a))
+        Ainv_y = _woodbury_solve(W, L, E_inv, y.expand_as(a))
         yAy = (y * Ainv_y).sum(1)
 
-        def direction(rcz: torch.Tensor, rcw: torch.Tensor):
-            g = (rcz * inv_a - rcw * inv_su - rd) * acta
-            Ag = solve(L, E_inv, g)
-            db = (Ag @ y + rp) / yAy
-            da = Ag - db[:, None] * Ainv_y
-            dz = (rcz - z * da) * inv_a
-            dw = (rcw + w * da) * inv_su
-            return da, db, dz, dw
-
-        def max_step(da, dz, dw):
-            t1 = _step_to_boundary(a, da, acta > 0)
-            t2 = _step_to_boundary(su, -da, upa > 0)
-            t3 = _step_to_boundary(z, dz, acta > 0)
-            t4 = _step_to_boundary(w, dw, upa > 0)
-            return torch.minimum(torch.minimum(t1, t2), torch.minimum(t3, t4))
+        sysm = _Newton(W, L, E_inv, inv_a, inv_su, acta, rd, rp, y, Ainv_y, yAy, z, w)
 
         # predictor
-        da, db, dz, dw = direction(-a * z * acta, -su * w * upa)
-        t = max_step(da, dz, dw)
+        da, db, dz, dw = sysm.direction(-a * z * acta, -su * w * upa)
+        t = _max_step(a, su, z, w, acta, upa, da, dz, dw)
         a_aff, z_aff, w_aff = a + t[:, None] * da, z + t[:, None] * dz, w + t[:, None] * dw
         mu_aff = ((a_aff * z_aff).sum(1) + ((su - t[:, None] * da) * w_aff * upa).sum(1)) / m[rows]
         sigma = (mu_aff / mu.clamp_min(1e-300)).clamp(0.0, 1.0) ** 3
@@ -175,8 +204,8 @@ def ipm_low_rank(
         # corrector
         rcz = (sm - a * z - da * dz) * acta
         rcw = (sm - su * w + da * dw) * upa
-        da, db, dz, dw = direction(rcz, rcw)
-        t = (0.995 * max_step(da, dz, dw)).clamp_max(1.0)
+        da, db, dz, dw = sysm.direction(rcz, rcw)
+        t = (0.995 * _max_step(a, su, z, w, acta, upa, da, dz, dw)).clamp_max(1.0)
         tt = t[:, None]
         a = a + tt * da
         z = (z + tt * dz).clamp_min(tiny)
@@ -186,5 +215,5 @@ def ipm_low_rank(
         gap_a = 4 * eps * torch.where(upa > 0, Ufa, 1.0 + a)
         a = torch.where(acta > 0, torch.maximum(a, gap_a), 0.0)
         a = torch.where(upa > 0, torch.minimum(a, Ufa - gap_a), a)
-    del one, Ua
+    del Ua
     return A_out, b_out, n_iter, mu_out
