@@ -38,7 +38,11 @@ class SolverConfig:
     ipm_after : int
         ``ipm`` first runs this many ADMM iterations (cheap, ``O(n k)`` each) and
         hands only the uncertified problems to the interior point (``O(n k^2)`` per
-        iteration); 0 goes straight to the interior point.
+        iteration); 0 goes straight to the interior point. Only for ``n <=
+        ipm_admm_max_n``: with more samples there are more bounded support vectors to
+        identify and ADMM needs hundreds of iterations.
+    ipm_admm_max_n : int
+        Largest ``n`` for which ``ipm`` tries ADMM first (see ``ipm_after``).
     pdas_max_iter : int
         Active-set iterations after which a dense problem is handed to ADMM.
     ipm_tol : float
@@ -67,6 +71,7 @@ class SolverConfig:
     max_factor_n: int = 12000
     ipm_max_rank: int = 64
     ipm_after: int = 60
+    ipm_admm_max_n: int = 2000
     pdas_max_iter: int = 40
     ipm_tol: float = 1e-9
     rho: float | None = None
@@ -88,6 +93,8 @@ class SolverConfig:
             raise ValueError(
                 f"method must be 'auto', 'ipm', 'pdas', 'admm' or 'fista'; got {self.method!r}"
             )
+        if self.ipm_admm_max_n < 0:
+            raise ValueError(f"ipm_admm_max_n must be >= 0; got {self.ipm_admm_max_n}")
         if self.ipm_after < 0:
             raise ValueError(f"ipm_after must be >= 0; got {self.ipm_after}")
         if not (math.isfinite(self.ipm_tol) and self.ipm_tol > 0):

@@ -573,7 +573,11 @@ class BoxQpSolver:
         cfg = self.config
         # easy problems (few bounded support vectors) finish in a few ADMM checks, which
         # cost O(n k) per iteration against the interior point's O(n k^2): try those first
-        first = self._admm(prob, F, None, None, max_iter=cfg.ipm_after) if cfg.ipm_after else None
+        # (measured: n = 512 x 5500 problems 9.0 s ADMM-first vs 14.1 s; n = 5000 x 220
+        # problems 22 s vs 4.1 s, where ADMM needs hundreds of iterations)
+        first = None
+        if cfg.ipm_after and prob.n_samples <= cfg.ipm_admm_max_n:
+            first = self._admm(prob, F, None, None, max_iter=cfg.ipm_after)
         if first is not None:
             rest = (first[2] != _OPT).nonzero()[:, 0]
             if rest.numel() == 0:
