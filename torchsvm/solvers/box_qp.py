@@ -515,14 +515,16 @@ class BoxQpSolver:
         ok = torch.zeros(P, dtype=torch.bool, device=dev)
         budget = self._memory_budget(prob) // 4
 
-        def run(rows: torch.Tensor, A0: torch.Tensor) -> None:
-            a, qa, bb, it, good = pdas_dense(Q, y, U[rows], None if S is None else S[rows], A0,
-                                             max_iter=cfg.pdas_max_iter, max_bytes=budget,
-                                             face_fn=face_fn)
+        def run(rows: torch.Tensor, A0: torch.Tensor, factors=None):  # noqa: ANN001, ANN202
+            a, qa, bb, it, good, store = pdas_dense(
+                Q, y, U[rows], None if S is None else S[rows], A0,
+                max_iter=cfg.pdas_max_iter, max_bytes=budget, face_fn=face_fn,
+                factors=factors, return_factors=True)
             A[rows], QA[rows], b[rows], n_iter[rows], ok[rows] = a, qa, bb, it, good
+            return store
 
         if init is not None:
-            run(torch.arange(P, device=dev), project_face(init, y, U))
+            run(torch.arange(P, device=dev), project_face(init, y, U), None)
         else:
             Ufin = torch.where(fin, U, 0.0)
             act = (U > 0).to(dt)
@@ -539,20 +541,26 @@ class BoxQpSolver:
             pattern = torch.where(fin, U, act) / scale[:, None]
             pattern = pattern / pattern.norm(dim=1, keepdim=True).clamp_min(1e-300)
             prev: torch.Tensor | None = None
+            prev_store = None
             for st in torch.unique(stage).tolist():
                 rows = (stage == st).nonzero()[:, 0]
                 Ur = U[rows]
+                factors = None
                 if prev is None:
                     # cold start: every coordinate at its upper bound (free if unbounded)
                     A0 = torch.where(fin[rows], Ur, 0.5 * act[rows])
                 else:
-                    src = prev[(pattern[rows] @ pattern[prev].T).argmax(1)]
+                    pos = (pattern[rows] @ pattern[prev].T).argmax(1)
+                    src = prev[pos]
+                    if prev_store is not None:
+                        # the start has the source's face: reuse its factor
+                        factors = prev_store.subset(pos)
                     As, Us = A[src], Ufin[src]
                     at_up = fin[src] & (As >= Us) & (Us > 0)
                     free_s = (As > 0) & ~at_up
                     A0 = torch.where(at_up & fin[rows], Ur, 0.0)
                     A0 = torch.where(free_s & (Ur > 0), 0.5 * torch.where(fin[rows], Ur, 1.0), A0)
-                run(rows, A0)
+                prev_store = run(rows, A0, factors)
                 prev = rows
         primal, dual, rel, b_opt = duality_gap(A, QA, y, U, S)
         status = torch.where(ok & (rel <= cfg.tol), _OPT, _MAXIT)

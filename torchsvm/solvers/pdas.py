@@ -150,6 +150,14 @@ class _FactorStore:
         self.mask[gi] = mask
         self.has[gi] = True
 
+    def subset(self, gi: torch.Tensor) -> _FactorStore:
+        """A store for a new run whose row ``r`` starts from this store's row ``gi[r]``."""
+        out = _FactorStore(gi.numel(), self.n, self.dtype, self.device, self.max_bytes)
+        out.enabled, out.width = self.enabled, self.width
+        out.idx, out.valid, out.L = self.idx[gi], self.valid[gi], self.L[gi]
+        out.mask, out.has = self.mask[gi], self.has[gi]
+        return out
+
     def get(self, gi: torch.Tensor) -> _Factors:
         if gi.numel() == self.R:
             return _Factors(self.idx, self.valid, self.L, self.mask)
@@ -346,7 +354,9 @@ def pdas_dense(
     max_bytes: int = 2**29,
     face_fn: FaceFn | None = None,
     reuse_factors: bool = True,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    factors: _FactorStore | None = None,
+    return_factors: bool = False,
+) -> tuple[torch.Tensor, ...]:
     """Primal-dual active-set iterations for every row, started from the partition of ``A0``.
 
     Parameters
@@ -369,6 +379,12 @@ def pdas_dense(
         cheaper than gathering from a large ``Q``.
     reuse_factors : bool
         Solve faces close to the last factorised one by a bordered Schur update.
+    factors : _FactorStore, optional
+        Factors to start from (``store.subset(src)`` of an earlier run whose row
+        ``src[r]`` gave this row's start): a warm-started first iteration then costs
+        triangular solves instead of a factorisation.
+    return_factors : bool
+        Also return the run's factor store (a sixth output).
 
     Returns
     -------
@@ -400,7 +416,13 @@ def pdas_dense(
     y_ext = torch.nn.functional.pad(y, (0, 1))
     if face_fn is None:
         face_fn = _gather_face_fn(Q)
-    store = _FactorStore(P, n, dt, dev, max_bytes) if reuse_factors else None
+    store = factors
+    if reuse_factors and store is None:
+        store = _FactorStore(P, n, dt, dev, max_bytes)
+    if not reuse_factors:
+        store = None
+    if store is not None and store.R != P:
+        raise ValueError(f"factors hold {store.R} rows; the batch has {P}")
     ab_prev: torch.Tensor | None = None
     Qab_prev: torch.Tensor | None = None
     for it in range(max_iter):
@@ -477,5 +499,7 @@ def pdas_dense(
             to_free = to_free & (rank < cap[:, None])
         lo = (lo & ~(to_free & v_lo)) | f_lo
         up = (up & ~(to_free & v_up)) | f_up
+    if return_factors:
+        return out_A, out_QA, out_b, out_it, out_ok, store
     return out_A, out_QA, out_b, out_it, out_ok
 
