@@ -32,6 +32,16 @@ converging in ~15 iterations whatever the number of bounded support vectors; its
 is rounded to the box, polished by the same face CG and certified by the same duality
 gap, and any row left uncertified continues with ADMM from there.
 
+For full-rank kernels (RBF, polynomial) the default is the batched primal-dual active-set
+method of :mod:`torchsvm.solvers.pdas`, which works on ``Q`` itself: an eigendecomposition
+costs ``~9 n^3`` flops up front, the active set a few Cholesky factorisations of faces of
+free support vectors. Problems are solved in stages of increasing ``C``, each warm-started
+from the most similar problem of the previous stage.
+
+Interior-point and active-set iterations are few (tens) and heavy, so they synchronise
+with the host once per iteration to drop finished problems; ADMM's many light
+iterations synchronise only every ``check_every``.
+
 When ``n`` is too large to factorise (``n > max_factor_n`` for nonlinear kernels) the
 fallback is FISTA with adaptive restart on the same dual, with the exact projection onto
 ``{0 <= a <= u, y^T a = 0}`` and ``Q a`` computed from kernel blocks (cached whole when it
