@@ -320,3 +320,28 @@ def test_ipm_diag_shift_variant_matches_highs_qp() -> None:
             c=-np.ones(25), A=y[None, :], row_lower=np.zeros(1), row_upper=np.zeros(1),
             col_lower=np.zeros(25), col_upper=np.full(25, np.inf), Q=Q + np.diag(s)))
         np.testing.assert_allclose(-float(sol.dual[p]), res.objective, rtol=1e-6)
+
+
+# ------------------------------------------------------------------ active set
+def test_active_set_hands_unsettled_rows_to_admm() -> None:
+    X, y = _synthetic(120, 4, seed=12)
+    prob = BatchedSvmProblem.from_weights(X, y, [0.5, 4.0], kernel="rbf")
+    ref = BoxQpSolver(SolverConfig(method="admm"))(prob)
+    capped = BoxQpSolver(SolverConfig(method="pdas", pdas_max_iter=1))(prob)
+    assert bool(capped.converged.all())
+    np.testing.assert_allclose(capped.dual.numpy(), ref.dual.numpy(), rtol=1e-6)
+
+
+def test_active_set_factor_reuse_changes_nothing() -> None:
+    from torchsvm.kernels import compute_kernel
+    from torchsvm.solvers.pdas import face_kernel, pdas_dense
+
+    X, y = _synthetic(200, 5, seed=13)
+    prob = BatchedSvmProblem.from_weights(X, y, [0.25, 1.0, 8.0], kernel="rbf")
+    Q = compute_kernel(prob.X, kernel="rbf", gamma=prob.gamma) * prob.y[:, None] * prob.y[None, :]
+    ff = face_kernel(prob.X, prob.y, "rbf", prob.gamma, 3, 0.0)
+    out = [pdas_dense(Q, prob.y, prob.U, None, prob.U.clone(), face_fn=ff, reuse_factors=r)
+           for r in (False, True)]
+    for a, b_ in zip(out[0][:3], out[1][:3], strict=True):
+        np.testing.assert_allclose(a.numpy(), b_.numpy(), rtol=1e-9, atol=1e-9)
+    assert bool(out[0][4].all()) and bool(out[1][4].all())
