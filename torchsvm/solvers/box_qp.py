@@ -62,7 +62,7 @@ from torchsvm.kernels import compute_kernel
 from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers.ipm import ipm_low_rank
 from torchsvm.solvers.kkt import duality_gap, project_face, project_feasible
-from torchsvm.solvers.pdas import face_kernel, pdas_dense
+from torchsvm.solvers.pdas import compact_mask, face_kernel, pdas_dense
 from torchsvm.solvers.solution import BatchedSvmSolution
 from torchsvm.types import SolveStatus
 
@@ -108,15 +108,17 @@ class SharedFactor:
             self._cache["W"] = W
         return W
 
-    def gather(self, idx: torch.Tensor) -> torch.Tensor:
-        """``Q[idx_p][:, idx_p]`` for every row ``p`` of ``idx`` (R, f): shape (R, f, f).
-
-        ``Q`` is formed once from the factor and cached.
-        """
+    def dense(self) -> torch.Tensor:
+        """``Q`` itself, shape (n, n), formed once from the factor and cached."""
         Q = self._cache.get("Q")
         if Q is None:
             Q = (self.V * self.e) @ self.Vt
             self._cache["Q"] = Q
+        return Q
+
+    def gather(self, idx: torch.Tensor) -> torch.Tensor:
+        """``Q[idx_p][:, idx_p]`` for every row ``p`` of ``idx`` (R, f): shape (R, f, f)."""
+        Q = self.dense()
         return Q[idx[:, :, None], idx[:, None, :]]
 
 
@@ -343,11 +345,11 @@ def polish(
         for c in range(0, alive.numel(), chunk):
             sl = slice(c, c + chunk)
             mc = m[sl]
-            idx = torch.sort(mc.to(torch.int8), dim=1, descending=True, stable=True).indices[:, :f]
-            valid = torch.arange(f, device=dev)[None, :] < nf[sl][:, None]
+            ip, valid = compact_mask(mc, f, n)  # padding points at the spare index n
+            idx = torch.where(valid, ip, 0)  # for gathers from (R, n) rows, masked by vf
             vf = valid.to(dt)
             if low_rank:
-                op = torch.where(valid, idx, n)
+                op = ip
             else:
                 op = F.gather(idx) * (vf[:, :, None] * vf[:, None, :])
             Sd = None if S is None else torch.gather(S[alive[sl]], 1, idx) * vf
@@ -361,16 +363,28 @@ def polish(
                                          W_ext)
             # scatter back through a spare column that absorbs the padding
             Aext = torch.cat([Ar[sl], torch.zeros_like(Ar[sl, :1])], dim=1)
-            idx_s = torch.where(valid, idx, n)
-            Ar[sl] = Aext.scatter(1, idx_s, AF)[:, :n]
+            Ar[sl] = Aext.scatter(1, ip, AF)[:, :n]
             fext = torch.zeros((idx.shape[0], n + 1), dtype=torch.bool, device=dev)
-            face_out[sl] = fext.scatter(1, idx_s, mF & valid)[:, :n]
+            face_out[sl] = fext.scatter(1, ip, mF & valid)[:, :n]
             solved_all[sl] = solved
         A[alive] = Ar
         QA_r = F.matvec(Ar)
         G[alive] = QA_r - 1.0 if S is None else QA_r + S[alive] * Ar - 1.0
         prev_face, prev_solved = face_out, solved_all
     return project_face(A, y, U)
+
+
+def _replace_rows(
+    out: list[torch.Tensor],
+    rows: torch.Tensor,
+    sub: tuple[torch.Tensor, ...],
+    iter_offset: torch.Tensor | int,
+) -> None:
+    """Write a sub-batch's solver outputs over ``rows`` of ``out``; its iteration counts
+    add to ``iter_offset`` (the iterations already spent on those rows)."""
+    for o, v in zip(out, sub, strict=True):
+        o[rows] = v
+    out[3][rows] = sub[3] + iter_offset
 
 
 class BoxQpSolver:
@@ -511,7 +525,7 @@ class BoxQpSolver:
         P, n = U.shape
         dt, dev = prob.dtype, prob.device
         if factor is not None:
-            Q = factor.gather(torch.arange(n, device=dev)[None, :])[0]
+            Q = factor.dense()
         else:
             K = compute_kernel(prob.X, kernel=prob.kernel, gamma=prob.gamma,
                                degree=prob.degree, coef0=prob.coef0)
@@ -576,15 +590,20 @@ class BoxQpSolver:
         status = torch.where(ok & (rel <= cfg.tol), _OPT, _MAXIT)
         rho = torch.zeros(P, dtype=dt, device=dev)
         out = [A, b_opt, status, n_iter, primal, dual, rel, rho]
-        bad = (status != _OPT).nonzero()[:, 0]
-        if bad.numel():
-            logger.info("pdas: %d of %d problems handed to ADMM", bad.numel(), P)
-            F = factor or build_factor(prob, cfg.eig_rel_tol)
-            sub = self._admm(prob.select(bad.cpu()), F, A[bad], None)
-            for o, v in zip(out, sub, strict=True):
-                o[bad] = v
-            out[3][bad] = sub[3] + n_iter[bad]
+        if bool((status != _OPT).any()):
+            self._admm_rest(prob, factor or build_factor(prob, cfg.eig_rel_tol), out, "pdas")
         return tuple(out)
+
+    def _admm_rest(
+        self, prob: BatchedSvmProblem, F: SharedFactor, out: list[torch.Tensor], name: str
+    ) -> None:
+        """Finish the uncertified rows of ``out`` (solver outputs) with ADMM, in place."""
+        bad = (out[2] != _OPT).nonzero()[:, 0]
+        if bad.numel() == 0:
+            return
+        logger.info("%s: %d of %d problems handed to ADMM", name, bad.numel(), prob.n_problems)
+        sub = self._admm(prob.select(bad.cpu()), F, out[0][bad], None)
+        _replace_rows(out, bad, sub, out[3][bad])
 
     def _ipm(self, prob: BatchedSvmProblem, F: SharedFactor) -> tuple[torch.Tensor, ...]:
         """Interior point, rounding to the box, polish; ADMM finishes uncertified rows."""
@@ -600,11 +619,8 @@ class BoxQpSolver:
             rest = (first[2] != _OPT).nonzero()[:, 0]
             if rest.numel() == 0:
                 return first
-            second = self._ipm_only(prob.select(rest.cpu()), F)
             out = list(first)
-            for o, v in zip(out, second, strict=True):
-                o[rest] = v
-            out[3][rest] = second[3] + cfg.ipm_after
+            _replace_rows(out, rest, self._ipm_only(prob.select(rest.cpu()), F), cfg.ipm_after)
             return tuple(out)
         return self._ipm_only(prob, F)
 
@@ -630,13 +646,7 @@ class BoxQpSolver:
         status = torch.where(rel <= cfg.tol, _OPT, _MAXIT)
         rho = torch.zeros(P, dtype=prob.dtype, device=prob.device)
         out = [A, b, status, n_iter, primal, dual, rel, rho]
-        bad = (status != _OPT).nonzero()[:, 0]
-        if bad.numel():
-            logger.info("ipm: %d of %d problems handed to ADMM", bad.numel(), P)
-            sub = self._admm(prob.select(bad.cpu()), F, A[bad], None)
-            for o, v in zip(out, sub, strict=True):
-                o[bad] = v
-            out[3][bad] = sub[3] + n_iter[bad]
+        self._admm_rest(prob, F, out, "ipm")
         return tuple(out)
 
     def _admm(

@@ -80,7 +80,7 @@ def _gather_face_fn(Q: torch.Tensor) -> FaceFn:
     return face_fn
 
 
-def _compact(mask: torch.Tensor, width: int, pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+def compact_mask(mask: torch.Tensor, width: int, pad: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Indices of the True entries of each row, padded with ``pad``: (R, width), valid."""
     idx = torch.sort(mask.to(torch.int8), dim=1, descending=True, stable=True).indices[:, :width]
     valid = torch.arange(width, device=mask.device)[None, :] < mask.sum(1)[:, None]
@@ -224,7 +224,7 @@ def _full_solve(
         e = s + max(1, sum(1 for v in nf_sorted[s:e] if v >= 0.85 * f))
         rows = order[s:e]
         s = e
-        ip, valid = _compact(free[rows], f, n)
+        ip, valid = compact_mask(free[rows], f, n)
         M = face_fn(ip, None)
         M.diagonal(dim1=1, dim2=2).add_(_shift_diag(S, rows, ip, valid, 1.0))
         L, info = torch.linalg.cholesky_ex(M)
@@ -278,10 +278,10 @@ def _update_solve(
     drop = fac.mask & ~free
     mA = int(add.sum(1).max())
     mD = int(drop.sum(1).max())
-    ipA, validA = _compact(add, max(mA, 1), n)
+    ipA, validA = compact_mask(add, max(mA, 1), n)
     # positions (within the factorised ordering) of the dropped coordinates
     drop_pos = torch.gather(torch.nn.functional.pad(drop, (0, 1)), 1, fac.idx) & fac.valid
-    posD, validD = _compact(drop_pos, max(mD, 1), f0)
+    posD, validD = compact_mask(drop_pos, max(mD, 1), f0)
     m = ipA.shape[1] + posD.shape[1]
     # B = [M0A, E_D]: (R, f0, m)
     M0A = face_fn(fac.idx, ipA)
@@ -336,7 +336,7 @@ def _update_product(
         if m == 0:
             return Qv_prev
         if m <= max_changes:
-            ip, valid = _compact(ch, m, n - 1)  # padding: any row, weighted by zero
+            ip, valid = compact_mask(ch, m, n - 1)  # padding: any row, weighted by zero
             dv = torch.gather(diff, 1, ip) * valid
             rows = Q.index_select(0, ip.reshape(-1)).view(v.shape[0], m, n)
             return Qv_prev + torch.bmm(dv[:, None, :], rows)[:, 0]
