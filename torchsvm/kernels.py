@@ -6,14 +6,24 @@ Supported kernels (SPEC S1 notation, scikit-learn's parametrisation):
 - ``rbf``: ``K(x, x') = exp(-gamma ||x - x'||^2)``
 - ``poly``: ``K(x, x') = (gamma x . x' + coef0) ** degree``
 
-``gamma="scale"`` is ``1 / (n_features * X.var())`` and ``gamma="auto"`` is
-``1 / n_features``, exactly as scikit-learn's ``SVC`` defines them.
+``gamma="scale"`` is ``1 / (n_features * Var(X))`` and ``gamma="auto"`` is
+``1 / n_features``, as scikit-learn's ``SVC`` defines them, except that ``Var(X)`` (the
+variance of all entries of ``X``) is weighted by ``sample_weight`` when one is given:
+row ``i`` counts ``w_i`` times, so integer weights give the gamma of the repeated rows
+(scikit-learn's ``SVC`` ignores the weights here and fails that equivalence).
+
+This module is the one Gram-matrix and gamma implementation of the package:
+:func:`compute_kernel` (torch, blocked), :func:`compute_kernel_np` (its numpy view for CPU
+callers such as ``mip/``), :func:`batched_kernel` (per-problem subsets) and
+:func:`resolve_gamma` (numpy or torch ``X``).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import numpy as np
 import torch
 
 KERNELS = ("linear", "rbf", "poly")
@@ -29,16 +39,61 @@ def validate_kernel(kernel: str) -> str:
     return kernel
 
 
-def resolve_gamma(gamma: float | str, X: torch.Tensor) -> float:
-    """Numeric gamma for ``X`` of shape (n, d), following scikit-learn's definitions."""
+def _weighted_variance(X: Any, sample_weight: Any | None) -> float:
+    """Variance of all entries of ``X`` (n, d), row ``i`` counted ``sample_weight[i]`` times."""
+    if isinstance(X, torch.Tensor):
+        Xn = X.detach()
+        if sample_weight is None:
+            return float(Xn.var(unbiased=False)) if Xn.numel() else 0.0
+        w = torch.as_tensor(sample_weight, dtype=Xn.dtype, device=Xn.device)
+    else:
+        Xn = np.asarray(X, dtype=np.float64)
+        if sample_weight is None:
+            return float(Xn.var()) if Xn.size else 0.0
+        w = np.asarray(sample_weight, dtype=np.float64)
+    if tuple(w.shape) != (Xn.shape[0],):
+        raise ValueError(
+            f"sample_weight must have shape ({Xn.shape[0]},) to weight the rows of X; "
+            f"got {tuple(w.shape)}"
+        )
+    total = float(w.sum())
+    if not math.isfinite(total) or total <= 0 or bool((w < 0).any()):
+        raise ValueError(
+            "sample_weight for gamma='scale' must be finite, non-negative and not all zero"
+        )
+    d = Xn.shape[1]
+    mean = float((w[:, None] * Xn).sum()) / (total * d)
+    return float((w[:, None] * (Xn - mean) ** 2).sum()) / (total * d)
+
+
+def resolve_gamma(
+    gamma: float | str, X: Any, sample_weight: Any | None = None
+) -> float:
+    """Numeric gamma for ``X`` of shape (n, d) (numpy array or torch tensor).
+
+    Parameters
+    ----------
+    gamma : {"scale", "auto"} or float
+        ``"scale"``: ``1 / (d * Var_w(X))`` (1.0 when the variance is 0, as scikit-learn);
+        ``"auto"``: ``1 / d``; a positive finite float is returned as is.
+    X : ndarray or tensor of shape (n, d)
+    sample_weight : array-like of shape (n,), default=None
+        Row weights of the variance (row ``i`` counts ``w_i`` times); None = unweighted.
+
+    Returns
+    -------
+    float
+    """
     n_features = X.shape[1]
     if isinstance(gamma, str):
         if gamma == "scale":
-            var = float(X.var(unbiased=False)) if X.numel() else 0.0
+            var = _weighted_variance(X, sample_weight)
             return 1.0 / (n_features * var) if var > 0 else 1.0
         if gamma == "auto":
             return 1.0 / n_features
-        raise ValueError(f"gamma must be a positive float, 'scale' or 'auto'; got {gamma!r}")
+        raise ValueError(
+            f"gamma must be a positive float, 'scale' or 'auto'; got {gamma!r}"
+        )
     g = float(gamma)
     if not math.isfinite(g) or g <= 0:
         raise ValueError(f"gamma must be a positive finite number; got {gamma!r}")
@@ -108,6 +163,30 @@ def compute_kernel(
         if kernel == "rbf":
             out.diagonal().fill_(1.0)
     return out
+
+
+def compute_kernel_np(
+    X1: np.ndarray,
+    X2: np.ndarray | None = None,
+    *,
+    kernel: str = "rbf",
+    gamma: float = 1.0,
+    degree: int = 3,
+    coef0: float = 0.0,
+) -> np.ndarray:
+    """Numpy view of :func:`compute_kernel` (float64, CPU): array of shape (n, t).
+
+    The arrays are shared with torch without a copy where possible, so CPU callers
+    (``mip/``, estimators) use the same Gram matrix as the batched solver.
+    """
+    A = torch.from_numpy(np.ascontiguousarray(X1, dtype=np.float64))
+    B = (
+        None
+        if X2 is None
+        else torch.from_numpy(np.ascontiguousarray(X2, dtype=np.float64))
+    )
+    K = compute_kernel(A, B, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
+    return K.numpy()
 
 
 def batched_kernel(

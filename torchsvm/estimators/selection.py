@@ -29,6 +29,7 @@ from sklearn.utils.validation import (
 )
 
 from torchsvm.estimators.svc import WeightedSVC, encode_binary
+from torchsvm.kernels import resolve_gamma
 from torchsvm.mip.feature_selection import (
     kernel_upper_bounds,
     solve_cardinality_svm,
@@ -38,16 +39,6 @@ from torchsvm.mip.feature_selection import (
 from torchsvm.mip.highs import MipConfig
 
 __all__ = ["CardinalityConstrainedSVC", "CostSensitiveFeatureSelector"]
-
-
-def _resolve_gamma(gamma: float | str, X: np.ndarray) -> float:
-    """Numeric RBF ``gamma`` on all features (``"scale"``: ``1 / (d X.var())``)."""
-    if gamma == "scale":
-        var = float(X.var())
-        return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-    if gamma == "auto":
-        return 1.0 / X.shape[1]
-    return float(gamma)
 
 
 class _LinearOnSupport(ClassifierMixin, BaseEstimator):
@@ -275,7 +266,7 @@ class CostSensitiveFeatureSelector(SelectorMixin, BaseEstimator):
     ) -> Any:
         if self.kernel == "rbf" and support.any():
             u = kernel_upper_bounds(z, self.C, self.big_m, sample_weight=sw)
-            gamma = _resolve_gamma(self.gamma, X)
+            gamma = resolve_gamma(self.gamma, X, sample_weight=sw)
             return WeightedSVC(
                 kernel="rbf", C=self.C, gamma=gamma, device=self.device
             ).fit(X[:, support], y, sample_weight=u / float(self.C))
@@ -428,7 +419,7 @@ class CardinalityConstrainedSVC(ClassifierMixin, BaseEstimator):
             self.estimator_ = WeightedSVC(
                 kernel="rbf",
                 C=self.C,
-                gamma=_resolve_gamma(self.gamma, X),
+                gamma=resolve_gamma(self.gamma, X, sample_weight=sw),
                 device=self.device,
             ).fit(X[:, res.support], y, sample_weight=sw)
         self.solve_time_ = time.perf_counter() - t0
