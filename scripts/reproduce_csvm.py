@@ -43,7 +43,7 @@ from torchsvm.data.resample import kmeans_compress, outer_folds, split_anchor
 from torchsvm.estimators.csvm import ConstrainedSVC
 from torchsvm.exceptions import InfeasibleProblemError, SolverTimeLimitWarning
 from torchsvm.mip.csvm import build_csvm_model, csvm_start
-from torchsvm.mip.highs import MipConfig, MipModel
+from torchsvm.mip.model import MipConfig, MipModel
 from torchsvm.mip.outer_approx import solve_convex_miqp
 from torchsvm.mip.warm_start import scores_without_intercept, slide_intercept
 from torchsvm.problems.csvm import CsvmProblem, hoeffding_floor

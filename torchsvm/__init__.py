@@ -54,7 +54,8 @@ from torchsvm.exceptions import (
     SolverTimeLimitWarning,
     TorchSvmError,
 )
-from torchsvm.mip.highs import MipConfig, MipModel, MipResult, solve_model
+from torchsvm.mip.model import MipConfig, MipModel, MipResult
+from torchsvm.mip.solve import solve_model
 from torchsvm.mip.outer_approx import solve_convex_miqp
 from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers.box_qp import BoxQpSolver

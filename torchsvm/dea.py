@@ -38,7 +38,8 @@ from torchsvm.mip.dea import (
     build_selection_model,
     nondominated_dmus,
 )
-from torchsvm.mip.highs import MipConfig, solve_lp_batch, solve_model
+from torchsvm.mip.model import MipConfig
+from torchsvm.mip.solve import solve_lp_batch, solve_model
 from torchsvm.types import ArrayLike, FloatArray, NDArray, SolveStatus
 
 logger = logging.getLogger(__name__)

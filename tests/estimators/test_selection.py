@@ -14,7 +14,7 @@ from torchsvm.estimators.selection import (
 )
 from torchsvm.exceptions import InfeasibleProblemError
 from torchsvm.mip.feature_selection import solve_feature_selection
-from torchsvm.mip.highs import MipConfig
+from torchsvm.mip.model import MipConfig
 
 
 def _data(seed: int = 0, n: int = 60, d: int = 5, noise: float = 0.3):

@@ -15,7 +15,7 @@ import pytest
 
 from torchsvm.exceptions import InfeasibleProblemError
 from torchsvm.mip.csvm import build_csvm_model, csvm_start, solve_csvm
-from torchsvm.mip.highs import MipConfig, check_feasible
+from torchsvm.mip.model import MipConfig, check_feasible
 from torchsvm.problems.csvm import CsvmProblem, hoeffding_floor
 
 cp = pytest.importorskip("cvxpy")

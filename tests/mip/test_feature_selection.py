@@ -20,7 +20,7 @@ from torchsvm.mip.feature_selection import (
     solve_feature_selection,
     solve_sparse_linear_svm,
 )
-from torchsvm.mip.highs import MipConfig, check_feasible
+from torchsvm.mip.model import MipConfig, check_feasible
 
 CFG = MipConfig(time_limit=30.0, mip_rel_gap=0.0)
 

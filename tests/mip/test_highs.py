@@ -11,13 +11,8 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp, minimize
 
 from torchsvm.exceptions import SolverTimeLimitWarning
-from torchsvm.mip.highs import (
-    MipConfig,
-    MipModel,
-    check_feasible,
-    solve_lp_batch,
-    solve_model,
-)
+from torchsvm.mip.model import MipConfig, MipModel, check_feasible
+from torchsvm.mip.solve import solve_lp_batch, solve_model
 from torchsvm.types import SolveStatus
 
 

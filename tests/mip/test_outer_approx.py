@@ -11,15 +11,16 @@ import pytest
 import scipy.sparse as sp
 
 from torchsvm.exceptions import SolverTimeLimitWarning
-from torchsvm.mip.highs import (
+from torchsvm.mip.model import (
     MipConfig,
     MipModel,
     check_feasible,
     model_objective,
-    solve_model,
     validate_model,
 )
-from torchsvm.mip.outer_approx import factor_psd, solve_convex_miqp, solve_qp_ipm
+from torchsvm.mip.outer_approx import factor_psd, solve_convex_miqp
+from torchsvm.mip.qp_ipm import solve_qp_ipm
+from torchsvm.mip.solve import solve_model
 from torchsvm.types import SolveStatus
 
 

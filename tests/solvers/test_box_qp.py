@@ -134,7 +134,8 @@ def test_feasibility_and_certificate() -> None:
 
 
 def test_box_qp_matches_highs_qp() -> None:
-    from torchsvm.mip.highs import MipModel, solve_model
+    from torchsvm.mip.model import MipModel
+    from torchsvm.mip.solve import solve_model
 
     X, y = _synthetic(28, 3, seed=5)
     prob = BatchedSvmProblem.from_weights(X, y, [0.5, 5.0], kernel="rbf")
@@ -149,7 +150,8 @@ def test_box_qp_matches_highs_qp() -> None:
 
 def test_diag_shift_variant_matches_highs_qp() -> None:
     """SPEC S1b: no upper bound, K_ii += lambda per class."""
-    from torchsvm.mip.highs import MipModel, solve_model
+    from torchsvm.mip.model import MipModel
+    from torchsvm.mip.solve import solve_model
 
     X, y = _synthetic(25, 3, seed=6)
     lam_neg, lam_pos = np.array([0.5, 2.0]), np.array([0.1, 1.0])
@@ -281,7 +283,8 @@ def test_ipm_agrees_with_admm_on_bootstrap_batch(dtype: torch.dtype) -> None:
 
 
 def test_ipm_iterate_is_near_optimal_before_rounding() -> None:
-    from torchsvm.mip.highs import MipModel, solve_model
+    from torchsvm.mip.model import MipModel
+    from torchsvm.mip.solve import solve_model
     from torchsvm.solvers.ipm import ipm_low_rank
 
     X, y = _synthetic(30, 3, seed=8)
@@ -306,7 +309,8 @@ def test_ipm_iterate_is_near_optimal_before_rounding() -> None:
 
 def test_ipm_diag_shift_variant_matches_highs_qp() -> None:
     """SPEC S1b on the linear kernel: no upper bound, so the IPM has only lower bounds."""
-    from torchsvm.mip.highs import MipModel, solve_model
+    from torchsvm.mip.model import MipModel
+    from torchsvm.mip.solve import solve_model
 
     X, y = _synthetic(25, 3, seed=9)
     lam_neg, lam_pos = np.array([0.5, 2.0]), np.array([0.1, 1.0])

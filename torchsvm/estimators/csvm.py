@@ -37,7 +37,7 @@ from torchsvm.data.resample import split_anchor
 from torchsvm.estimators.svc import encode_binary
 from torchsvm.exceptions import DataError
 from torchsvm.mip.csvm import CsvmSolution, solve_csvm
-from torchsvm.mip.highs import MipConfig
+from torchsvm.mip.model import MipConfig
 from torchsvm.problems.csvm import CsvmProblem
 
 logger = logging.getLogger(__name__)

@@ -36,7 +36,7 @@ from torchsvm.mip.feature_selection import (
     solve_feature_selection,
     solve_sparse_linear_svm,
 )
-from torchsvm.mip.highs import MipConfig
+from torchsvm.mip.model import MipConfig
 
 __all__ = ["CardinalityConstrainedSVC", "CostSensitiveFeatureSelector"]
 

@@ -48,21 +48,33 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
+from torchsvm.config import SolverConfig
 from torchsvm.exceptions import InfeasibleProblemError, SolverError
-from torchsvm.mip.highs import MipConfig, MipModel, MipResult, solve_model
+from torchsvm.kernels import compute_kernel_np
+from torchsvm.mip.model import MipConfig, MipModel, MipResult
 from torchsvm.mip.outer_approx import factor_psd, solve_convex_miqp
+from torchsvm.mip.solve import solve_model
 from torchsvm.mip.warm_start import (
     S1Fit,
-    s1_for_csvm,
+    s1_bounds,
     scores_without_intercept,
     slide_intercept,
 )
-from torchsvm.problems.csvm import CsvmProblem, RateFloor, kernel_matrix
+from torchsvm.problems.csvm import CsvmProblem, RateFloor
+from torchsvm.problems.svm import BatchedSvmProblem
+from torchsvm.solvers.box_qp import BoxQpSolver
 from torchsvm.types import SolveStatus
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CsvmLayout", "CsvmSolution", "build_csvm_model", "csvm_start", "solve_csvm"]
+__all__ = [
+    "CsvmLayout",
+    "CsvmSolution",
+    "build_csvm_model",
+    "csvm_start",
+    "fit_s1",
+    "solve_csvm",
+]
 
 
 @dataclass(frozen=True)
@@ -134,7 +146,7 @@ class CsvmSolution:
         assert self.dual_coef is not None and self.support_X is not None
         if self.dual_coef.size == 0:
             return np.full(X.shape[0], self.intercept)
-        K = kernel_matrix(X, self.support_X, self.kernel, self.gamma)
+        K = compute_kernel_np(X, self.support_X, kernel=self.kernel, gamma=self.gamma)
         return K @ self.dual_coef + self.intercept
 
 
@@ -354,6 +366,26 @@ class CsvmStart:
     intercept: float | None
 
 
+def fit_s1(problem: CsvmProblem, tol: float = 1e-8) -> S1Fit:
+    """Fit S1 with the batched solver (SPEC S1, S5 warm start).
+
+    One weighted SVM on the rows with a positive bound
+    :func:`~torchsvm.mip.warm_start.s1_bounds` (``u_i = w_i C_{y_i} / 2`` on ``I u J``;
+    ``I`` for S5c), solved by :class:`~torchsvm.solvers.box_qp.BoxQpSolver`.
+    """
+    u = s1_bounds(problem)
+    keep = np.flatnonzero(u > 0)
+    prob = BatchedSvmProblem.from_bounds(
+        problem.X[keep],
+        problem.y[keep],
+        u[keep][None, :],
+        kernel=problem.kernel,
+        gamma=float(problem.gamma) if problem.kernel != "linear" else 1.0,
+    )
+    sol = BoxQpSolver(SolverConfig(tol=tol))(prob)
+    return S1Fit.from_solution(sol, problem.y[keep], rows=keep, n=problem.X.shape[0])
+
+
 def csvm_start(
     problem: CsvmProblem, layout: CsvmLayout, s1: S1Fit | None = None
 ) -> CsvmStart:
@@ -366,7 +398,7 @@ def csvm_start(
     with ``z_j = 0`` carries a multiplier (the zeroed set only grows), so the start is
     feasible for the MIQP.
     """
-    s1 = s1_for_csvm(problem) if s1 is None else s1
+    s1 = fit_s1(problem) if s1 is None else s1
     if layout.form == "dual" and not problem.on_training:
         return _dual_start(problem, layout, s1)
     I, Fr = layout.train_idx, layout.floor_idx

@@ -138,7 +138,7 @@ class DeaModelArrays:
 
     def to_mip_model(self):  # type: ignore[no-untyped-def]  # noqa: ANN201
         """Return the ``MipModel`` (imported lazily from ``torchsvm.mip.highs``)."""
-        from torchsvm.mip.highs import MipModel
+        from torchsvm.mip.model import MipModel
 
         return MipModel(
             c=self.c,

@@ -67,7 +67,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from torchsvm.exceptions import DataError, InfeasibleProblemError, SolverError
-from torchsvm.mip.highs import MipConfig, MipModel, MipResult, solve_model
+from torchsvm.mip.model import MipConfig, MipModel, MipResult
+from torchsvm.mip.solve import solve_model
 from torchsvm.types import SolveStatus
 
 logger = logging.getLogger(__name__)

@@ -16,24 +16,30 @@ Among the intercepts that meet every floor the one closest to the S1 intercept i
 taken. If none exists (floors on both classes that no shift of ``b`` meets) the slide
 returns ``None``: the MIP may still be feasible with another ``w``.
 
-The S1 solver sits behind :func:`fit_s1`: the project's batched
-:class:`~torchsvm.estimators.svc.WeightedSVC` (scikit-learn's ``SVC`` where it is not
-importable).
+This module takes solutions, it fits nothing: the caller fits S1 with the batched
+solver (:func:`torchsvm.mip.csvm.fit_s1`) and passes the solution as an :class:`S1Fit`.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from torchsvm.problems.csvm import CsvmProblem, kernel_matrix
+from torchsvm.kernels import compute_kernel_np
+from torchsvm.problems.csvm import CsvmProblem
+from torchsvm.solvers.solution import BatchedSvmSolution
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["S1Fit", "SlideResult", "fit_s1", "s1_for_csvm", "slide_intercept"]
+__all__ = [
+    "S1Fit",
+    "SlideResult",
+    "s1_bounds",
+    "scores_without_intercept",
+    "slide_intercept",
+]
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,7 @@ class S1Fit:
     Parameters
     ----------
     dual_coef : ndarray of shape (n,)
-        ``alpha_s y_s`` for every row passed to :func:`fit_s1` (0 off the support).
+        ``alpha_s y_s`` for every row of the problem (0 off the support).
     intercept : float
         ``b``.
     """
@@ -51,57 +57,54 @@ class S1Fit:
     dual_coef: np.ndarray
     intercept: float
 
+    @classmethod
+    def from_solution(
+        cls,
+        solution: BatchedSvmSolution,
+        y: np.ndarray,
+        rows: np.ndarray | None = None,
+        n: int | None = None,
+        index: int = 0,
+    ) -> S1Fit:
+        """Take problem ``index`` of a batched solution (SPEC S1).
 
-def fit_s1(
-    X: np.ndarray,
-    y: np.ndarray,
-    sample_cost: np.ndarray,
-    kernel: str,
-    gamma: float,
-) -> S1Fit:
-    """Fit the weighted SVM S1 in libsvm's convention with per-row bounds ``sample_cost``.
+        Parameters
+        ----------
+        solution : BatchedSvmSolution
+            Output of :class:`~torchsvm.solvers.box_qp.BoxQpSolver`.
+        y : ndarray of shape (n_fit,)
+            Labels in {-1, +1} of the rows the batch was fitted on.
+        rows : ndarray of shape (n_fit,), optional
+            Positions of those rows among ``n`` rows (``None``: all rows, in order).
+        n : int, optional
+            Total number of rows (needed with ``rows``).
+        index : int
+            Which problem of the batch.
+        """
+        alpha = solution.alpha[index].detach().cpu().numpy().astype(np.float64)
+        coef = alpha * np.asarray(y, dtype=np.float64)
+        if rows is not None:
+            if n is None:
+                raise ValueError("S1Fit.from_solution needs n together with rows")
+            full = np.zeros(int(n))
+            full[np.asarray(rows)] = coef
+            coef = full
+        return cls(coef, float(solution.b[index]))
 
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Rows.
-    y : ndarray of shape (n,)
-        Labels in {-1, +1}.
-    sample_cost : ndarray of shape (n,)
-        ``u_i`` (libsvm ``C * sample_weight``); rows with 0 are left out.
-    kernel, gamma : str, float
-        Kernel.
 
-    Returns
-    -------
-    S1Fit
-        Multipliers over all ``n`` rows and the intercept.
+def s1_bounds(problem: CsvmProblem) -> np.ndarray:
+    """Per-row S1 bounds ``u_i = w_i C_{y_i} / 2`` on ``I u J`` (``I`` for S5c).
+
+    The thesis' C has no 1/2 in its objective, so its dual box is half libsvm's. Rows
+    with ``u_i = 0`` take no part in S1. The caller fits S1 with these bounds (the
+    batched solver, :class:`~torchsvm.problems.svm.BatchedSvmProblem` and
+    :class:`~torchsvm.solvers.box_qp.BoxQpSolver`) and passes the solution through
+    :meth:`S1Fit.from_solution`.
     """
-    keep = np.flatnonzero(sample_cost > 0)
-    scale = float(sample_cost[keep].max())
-    g = gamma if kernel == "rbf" else "scale"
-    clf: Any
-    try:  # the project's batched S1 solver (SPEC S1); scikit-learn if unavailable
-        from torchsvm.estimators.svc import WeightedSVC
-
-        clf = WeightedSVC(C=scale, kernel=kernel, gamma=g, tol=1e-8)
-    except ImportError:  # pragma: no cover - depends on the checkout
-        from sklearn.svm import SVC
-
-        clf = SVC(C=scale, kernel=kernel, gamma=g, tol=1e-6, cache_size=500)
-    clf.fit(X[keep], y[keep], sample_weight=sample_cost[keep] / scale)
-    dual = np.zeros(X.shape[0])
-    # NOTE: dual_coef_ is alpha*y with classes_ = [-1, 1]; decision > 0 -> +1.
-    dual[keep[clf.support_]] = np.asarray(clf.dual_coef_).ravel()
-    return S1Fit(dual, float(clf.intercept_[0]))
-
-
-def s1_for_csvm(problem: CsvmProblem) -> S1Fit:
-    """S1 on ``I u J`` (``I`` for S5c) with ``u_i = w_i C_{y_i} / 2`` (SPEC S5 warm start)."""
-    cost = problem.cost() / 2.0  # thesis C (no 1/2) -> libsvm bound C/2
+    cost = problem.cost() / 2.0
     if problem.on_training:
         cost = np.where(problem.anchor, 0.0, cost)
-    return fit_s1(problem.X, problem.y, cost, problem.kernel, problem.gamma)
+    return cost
 
 
 def scores_without_intercept(
@@ -111,7 +114,9 @@ def scores_without_intercept(
     sv = np.flatnonzero(fit.dual_coef)
     if sv.size == 0:
         return np.zeros(rows.size)
-    K = kernel_matrix(problem.X[rows], problem.X[sv], problem.kernel, problem.gamma)
+    K = compute_kernel_np(
+        problem.X[rows], problem.X[sv], kernel=problem.kernel, gamma=problem.gamma
+    )
     return K @ fit.dual_coef[sv]
 
 

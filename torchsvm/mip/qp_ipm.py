@@ -1,0 +1,322 @@
+"""Dense primal-dual interior point (Mehrotra) for convex QPs (SPEC S5 "Solving").
+
+Used for the fixed-integer and relaxed QPs of the outer approximation
+(:mod:`torchsvm.mip.outer_approx`) and as the fallback of
+:func:`torchsvm.mip.solve.solve_model` when the HiGHS active-set QP fails on the
+degenerate, semidefinite CSVM QPs. Pure numpy/scipy: it imports no solver.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import replace
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from torchsvm.mip.model import MipModel, MipResult, model_objective
+from torchsvm.types import SolveStatus
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["solve_qp_ipm"]
+
+
+def _step_length(
+    s: np.ndarray, lam: np.ndarray, ds: np.ndarray, dl: np.ndarray
+) -> float:
+    """Largest step in (0, 1] keeping ``s`` and ``lam`` non-negative."""
+    a = 1.0
+    neg = ds < 0
+    if neg.any():
+        a = min(a, float(np.min(-s[neg] / ds[neg])))
+    neg = dl < 0
+    if neg.any():
+        a = min(a, float(np.min(-lam[neg] / dl[neg])))
+    return a
+
+
+def solve_qp_ipm(
+    model: MipModel,
+    *,
+    time_limit: float = 300.0,
+    tol: float = 1e-9,
+    dual_tol: float = 1e-4,
+    max_iter: int = 200,
+) -> MipResult:
+    """Dense primal-dual interior-point method (Mehrotra) for a convex QP.
+
+    Solves ``min c x + 0.5 x^T Q x + offset`` s.t. rows, bounds (integrality ignored;
+    fixed columns are eliminated; if it fails, it is retried with the free columns
+    defined by equality rows substituted out). Used for the outer approximation's QPs
+    because the
+    HiGHS active-set QP can stall or fail on the degenerate, semidefinite CSVM QPs.
+
+    Parameters
+    ----------
+    model : MipModel
+        A validated model with ``sense="min"``.
+    time_limit : float
+        Seconds.
+    tol : float
+        Relative tolerance on the primal / dual residuals and the complementarity gap.
+    dual_tol : float
+        Dual residual accepted once the complementarity gap has vanished.
+    max_iter : int
+        Iteration cap.
+
+    Returns
+    -------
+    MipResult
+        ``optimal`` with ``x``, or ``not_solved`` / ``time_limit`` without one.
+    """
+    t0 = time.perf_counter()
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        res = _solve_qp_ipm(model, time_limit, tol, dual_tol, max_iter, False)
+        left = time_limit - (time.perf_counter() - t0)
+        if res.status is SolveStatus.not_solved and left > 0:
+            # retry with the free columns of equality rows substituted out
+            res = _solve_qp_ipm(model, left, tol, dual_tol, max_iter, True)
+    return replace(res, runtime=time.perf_counter() - t0)
+
+
+def _substitution(
+    A: np.ndarray,
+    rl: np.ndarray,
+    ru: np.ndarray,
+    lo: np.ndarray,
+    up: np.ndarray,
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
+    """Columns to eliminate through equality rows: ``x = P x_r + p0``.
+
+    A column qualifies if it is free, and a row qualifies if it is an equality holding
+    exactly one qualifying column with a coefficient of magnitude >= 1e-6 (the other
+    entries then only involve kept columns). Returns ``(None, ., .)`` if nothing
+    qualifies; else ``P`` of shape (n, n_r), ``p0``, the mask of the rows kept and the
+    indices of the kept columns (``x[kept] = x_r``).
+    """
+    n = A.shape[1]
+    freecol = ~np.isfinite(lo) & ~np.isfinite(up)
+    eq = np.isfinite(rl) & (rl == ru)
+    if not (freecol.any() and eq.any()):
+        return None, np.zeros(n), np.ones(A.shape[0], dtype=bool), np.arange(n)
+    sub_of_row: dict[int, int] = {}
+    used: set[int] = set()
+    for row in np.flatnonzero(eq).tolist():
+        cand = np.flatnonzero(freecol & (np.abs(A[row]) >= 1e-6))
+        if cand.size == 1 and int(cand[0]) not in used:
+            sub_of_row[row] = int(cand[0])
+            used.add(int(cand[0]))
+    if not sub_of_row:
+        return None, np.zeros(n), np.ones(A.shape[0], dtype=bool), np.arange(n)
+    subs = np.array(sorted(used))
+    kept = np.setdiff1d(np.arange(n), subs)
+    # a row may only reference substituted columns through its own pivot
+    for r1, j1 in list(sub_of_row.items()):
+        others = np.flatnonzero(A[r1])
+        if np.intersect1d(others[others != j1], subs).size:
+            del sub_of_row[r1]
+    if not sub_of_row:
+        return None, np.zeros(n), np.ones(A.shape[0], dtype=bool), np.arange(n)
+    subs = np.array(sorted(sub_of_row.values()))
+    kept = np.setdiff1d(np.arange(n), subs)
+    P = np.zeros((n, kept.size))
+    P[kept, np.arange(kept.size)] = 1.0
+    p0 = np.zeros(n)
+    for r2, j2 in sub_of_row.items():
+        a = A[r2, j2]
+        P[j2] = -A[r2, kept] / a
+        p0[j2] = rl[r2] / a
+    keep_rows = np.ones(A.shape[0], dtype=bool)
+    keep_rows[list(sub_of_row)] = False
+    return P, p0, keep_rows, kept
+
+
+def _solve_qp_ipm(
+    model: MipModel,
+    time_limit: float,
+    tol: float,
+    dual_tol: float,
+    max_iter: int,
+    substitute: bool,
+) -> MipResult:
+    t0 = time.perf_counter()
+    n = model.n_cols
+    lo_c, up_c = np.asarray(model.col_lower), np.asarray(model.col_upper)
+    fixed = lo_c == up_c
+    free = np.flatnonzero(~fixed)
+    xf = lo_c[fixed]
+    Qf = None if model.Q is None else sp.csr_array(model.Q)
+    A = sp.csr_array(model.A) if model.A is not None else sp.csr_array((0, n))
+    shift = A[:, np.flatnonzero(fixed)] @ xf if fixed.any() else np.zeros(A.shape[0])
+    Af = A[:, free].toarray()
+    rl = np.asarray(model.row_lower) - shift
+    ru = np.asarray(model.row_upper) - shift
+    c = np.asarray(model.c, dtype=np.float64)[free].copy()
+    const = float(model.offset) + float(np.asarray(model.c)[fixed] @ xf)
+    if Qf is not None:
+        H = Qf[free][:, free].toarray()
+        if fixed.any():
+            Qff = Qf[free][:, np.flatnonzero(fixed)]
+            c += Qff @ xf
+            const += 0.5 * float(
+                xf @ (Qf[np.flatnonzero(fixed)][:, np.flatnonzero(fixed)] @ xf)
+            )
+    else:
+        H = np.zeros((free.size, free.size))
+    lo_free, up_free = lo_c[free].copy(), up_c[free].copy()
+    # Substitute free columns defined by equality rows (e.g. v = L^T diag(y) a in the
+    # CSVM kernel form): x = P x_r + p0. The reduced QP has no such saddle block and
+    # is far better conditioned for the interior point.
+    P: np.ndarray | None = None
+    if substitute:
+        P, p0, keep_rows, kept = _substitution(Af, rl, ru, lo_free, up_free)
+    if P is not None:
+        const += float(c @ p0 + 0.5 * p0 @ H @ p0)
+        c = P.T @ (c + H @ p0)
+        H = P.T @ H @ P
+        shift_r = Af @ p0
+        Af = (Af @ P)[keep_rows]
+        rl, ru = (rl - shift_r)[keep_rows], (ru - shift_r)[keep_rows]
+        lo_free, up_free = lo_free[kept], up_free[kept]
+    nf = H.shape[0]
+    eq = np.isfinite(rl) & (rl == ru)
+    AE, bE = Af[eq], rl[eq]
+    lo_rows = np.flatnonzero(~eq & np.isfinite(rl))
+    up_rows = np.flatnonzero(~eq & np.isfinite(ru))
+    # inequality rows G x <= h (dense part) and bound rows sgn * x_j <= hb
+    G = np.vstack([-Af[lo_rows], Af[up_rows]])
+    h = np.concatenate([-rl[lo_rows], ru[up_rows]])
+    lo_f, up_f = lo_free, up_free
+    bl = np.flatnonzero(np.isfinite(lo_f))
+    bu = np.flatnonzero(np.isfinite(up_f))
+    bidx = np.concatenate([bl, bu])
+    bsgn = np.concatenate([-np.ones(bl.size), np.ones(bu.size)])
+    hb = np.concatenate([-lo_f[bl], up_f[bu]])
+    mG, mB, mE = G.shape[0], bidx.size, AE.shape[0]
+    m = mG + mB
+
+    def gx(x: np.ndarray) -> np.ndarray:
+        return np.concatenate([G @ x, bsgn * x[bidx]])
+
+    def gtv(v: np.ndarray) -> np.ndarray:
+        out = G.T @ v[:mG]
+        np.add.at(out, bidx, bsgn * v[mG:])
+        return out
+
+    hh = np.concatenate([h, hb])
+    x = np.zeros(nf)
+    if bl.size:
+        x[bl] = np.maximum(x[bl], lo_f[bl])
+    if bu.size:
+        x[bu] = np.minimum(x[bu], up_f[bu])
+    s = np.maximum(hh - gx(x), 1.0)
+    lam = np.ones(m)
+    nu = np.zeros(mE)
+    scale_c = 1.0 + np.linalg.norm(c, np.inf)
+    scale_h = 1.0 + (np.linalg.norm(hh, np.inf) if m else 0.0)
+    status = SolveStatus.not_solved
+    last_top: float | None = None
+    for _ in range(max_iter):
+        now = time.perf_counter()
+        # stop before an iteration that would end past the limit (dense iterations on
+        # thousands of columns take tens of seconds each)
+        t_iter = 0.0 if last_top is None else now - last_top
+        last_top = now
+        if now - t0 + t_iter > time_limit:
+            status = SolveStatus.time_limit
+            break
+        rd = H @ x + c + gtv(lam) + (AE.T @ nu if mE else 0.0)
+        rp = gx(x) + s - hh
+        re = AE @ x - bE if mE else np.zeros(0)
+        mu = float(s @ lam) / max(m, 1)
+        logger.debug(
+            "ipm rd=%.2e rp=%.2e re=%.2e mu=%.2e",
+            np.abs(rd).max(),
+            np.abs(rp).max() if m else 0,
+            np.abs(re).max() if mE else 0,
+            mu,
+        )
+        pobj = float(c @ x + 0.5 * x @ H @ x)
+        primal_ok = (m == 0 or np.linalg.norm(rp, np.inf) <= tol * scale_h) and (
+            mE == 0 or np.linalg.norm(re, np.inf) <= tol * (1 + np.abs(bE).max())
+        )
+        rd_n = float(np.linalg.norm(rd, np.inf)) / scale_c
+        # NOTE: on the semidefinite CSVM QPs the dual residual can stall (1e-7..1e-5)
+        # once the barrier is tiny (D spans 1e-12..1e12). A primal-feasible point with
+        # vanishing complementarity and rd <= dual_tol is accepted: the outer
+        # approximation only needs a feasible, near-optimal point (its bound comes
+        # from the HiGHS master).
+        if primal_ok and mu <= tol * max(1.0, abs(pobj)) / 10 and rd_n <= tol:
+            status = SolveStatus.optimal
+            break
+        if primal_ok and mu <= 1e-13 * max(1.0, abs(pobj)):
+            if rd_n <= dual_tol:
+                status = SolveStatus.optimal
+            break
+        D = lam / s
+        K = H + (G.T * D[:mG]) @ G
+        diag = np.zeros(nf)
+        np.add.at(diag, bidx, D[mG:])
+        K[np.diag_indices(nf)] += diag + 1e-11 * (1.0 + np.abs(np.diag(K)))
+        KKT = np.block([[K, AE.T], [AE, np.zeros((mE, mE))]]) if mE else K
+        try:
+            lu = scipy.linalg.lu_factor(KKT, check_finite=False)
+        except (ValueError, np.linalg.LinAlgError):
+            break
+
+        def newton(
+            rc: np.ndarray,
+            D: np.ndarray = D,
+            lu: tuple = lu,
+            KKT: np.ndarray = KKT,
+            rd: np.ndarray = rd,
+            rp: np.ndarray = rp,
+            re: np.ndarray = re,
+            s: np.ndarray = s,
+        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            rhs_x = -rd - gtv(D * rp - rc / s)
+            rhs = np.concatenate([rhs_x, -re]) if mE else rhs_x
+            sol = scipy.linalg.lu_solve(lu, rhs, check_finite=False)
+            sol += scipy.linalg.lu_solve(lu, rhs - KKT @ sol, check_finite=False)
+            dx = sol[:nf]
+            return dx, D * (gx(dx) + rp) - rc / s, sol[nf:]
+
+        rc = s * lam
+        dx, dl, dn = newton(rc)
+        ds = (-rc - s * dl) / lam
+        a_aff = _step_length(s, lam, ds, dl)
+        mu_aff = float((s + a_aff * ds) @ (lam + a_aff * dl)) / max(m, 1)
+        sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
+        rc = s * lam + ds * dl - sigma * mu
+        dx, dl, dn = newton(rc)
+        ds = (-rc - s * dl) / lam
+        a = min(1.0, 0.99 * _step_length(s, lam, ds, dl))
+        x += a * dx
+        s += a * ds
+        lam += a * dl
+        if mE:
+            nu += a * dn
+        if not np.all(np.isfinite(x)):
+            break
+    runtime = time.perf_counter() - t0
+    if status is not SolveStatus.optimal:
+        return MipResult(
+            status,
+            None,
+            math.nan,
+            -math.inf,
+            math.inf,
+            runtime,
+            message="interior point did not converge",
+        )
+    full = np.empty(n)
+    full[free] = x if P is None else P @ x + p0
+    full[fixed] = xf
+    obj = model_objective(model, full)
+    return MipResult(
+        SolveStatus.optimal, full, obj, obj, 0.0, runtime, message="optimal"
+    )
