@@ -21,14 +21,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def shared_data_dir() -> Path | None:
-    """The staged datasets folder (../shared/data) or None where it is absent."""
-    env = os.environ.get("TORCHSVM_DATA")
-    candidates = [Path(env)] if env else []
-    candidates += [REPO_ROOT.parent / "shared" / "data", REPO_ROOT / "shared" / "data"]
-    for c in candidates:
-        if (c / "MANIFEST.md").is_file():
-            return c
-    return None
+    """The staged datasets folder (torchsvm's one resolver) or None where it is absent."""
+    from torchsvm.data.datasets import resolve_data_dir
+
+    folder = resolve_data_dir()
+    return folder if (folder / "MANIFEST.md").is_file() else None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -133,6 +133,6 @@ if __name__ == "__main__":  # pragma: no cover - regeneration on purpose only
         raise SystemExit(
             "usage: python tests/data/test_dataset_fingerprints.py --write"
         )
-    from torchsvm.data.datasets import resolve_data_dirs
+    from torchsvm.data.datasets import resolve_data_dir
 
-    _write(resolve_data_dirs()[-1])
+    _write(resolve_data_dir())

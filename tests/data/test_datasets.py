@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -9,15 +10,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from torchsvm.data import datasets as datasets_module
 from torchsvm.data.datasets import (
     DATASETS,
     Dataset,
     FileSpec,
     list_datasets,
     load_dataset,
-    resolve_data_dirs,
+    resolve_data_dir,
 )
 from torchsvm.data.preprocess import make_preprocessor_for
+from torchsvm.data.readers import READERS
 from torchsvm.exceptions import DataError, DatasetNotFoundError
 
 # (name, options, rows, raw feature columns, positives) from MANIFEST.md
@@ -222,24 +225,55 @@ def test_missing_converted_file_does_not_offer_download(tmp_path: Path) -> None:
     assert "cran/plsgenomics" in str(info.value)
 
 
-def test_checksum_mismatch_is_data_error(tmp_path: Path) -> None:
+def test_checksum_mismatch_names_file_and_both_digests(tmp_path: Path) -> None:
     (tmp_path / "sonar").mkdir()
-    (tmp_path / "sonar" / "sonar.csv").write_text("0.1,0.2,M\n")
-    with pytest.raises(DataError, match="sha256"):
+    bad = tmp_path / "sonar" / "sonar.csv"
+    bad.write_text("0.1,0.2,M\n")
+    actual = hashlib.sha256(bad.read_bytes()).hexdigest()
+    with pytest.raises(DataError, match="sha256") as info:
         load_dataset("sonar", data_dir=tmp_path)
+    msg = str(info.value)
+    assert str(bad) in msg
+    assert actual in msg
+    assert DATASETS["sonar"].files[0].sha256 in msg
 
 
-def test_env_var_and_argument_resolution(tmp_path: Path, monkeypatch) -> None:
+def test_truncated_gzip_is_reported_before_parsing(tmp_path: Path) -> None:
+    # a corrupt copy of a compressed file fails the checksum, not deep inside pandas
+    (tmp_path / "adult").mkdir()
+    (tmp_path / "adult" / "adult.data.gz").write_bytes(b"\x1f\x8b\x08\x00trunc")
+    with pytest.raises(DataError, match=r"adult\.data\.gz has sha256"):
+        load_dataset("adult", data_dir=tmp_path)
+
+
+def test_resolve_data_dir_order(tmp_path: Path, monkeypatch) -> None:
+    staged, other = tmp_path / "staged", tmp_path / "no_manifest"
+    staged.mkdir()
+    other.mkdir()
+    (staged / "MANIFEST.md").write_text("# staged\n")
+    monkeypatch.setattr(datasets_module, "_staged_candidates", lambda: [other, staged])
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("TORCHSVM_DATA", str(tmp_path / "env"))
-    assert resolve_data_dirs() == [tmp_path / "env"]
-    assert resolve_data_dirs(tmp_path / "arg") == [tmp_path / "arg"]
+    # 1. argument, 2. environment, 3. first staged folder with MANIFEST.md, 4. cache
+    assert resolve_data_dir(tmp_path / "arg") == tmp_path / "arg"
+    assert resolve_data_dir() == tmp_path / "env"
     with pytest.raises(DatasetNotFoundError, match="env"):
         load_dataset("sonar")
     monkeypatch.delenv("TORCHSVM_DATA")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    dirs = resolve_data_dirs()
-    assert dirs[0] == tmp_path / "cache" / "torchsvm" / "data"
-    assert dirs[-1].parts[-2:] == ("shared", "data")
+    assert resolve_data_dir() == staged
+    (staged / "MANIFEST.md").unlink()
+    assert resolve_data_dir() == tmp_path / "cache" / "torchsvm" / "data"
+
+
+def test_one_resolver_for_tests_and_dea(tmp_path: Path, monkeypatch) -> None:
+    from tests.conftest import shared_data_dir
+    from torchsvm.data import dea_data
+
+    monkeypatch.setenv("TORCHSVM_DATA", str(tmp_path))
+    assert shared_data_dir() is None  # no MANIFEST.md: data tests skip
+    (tmp_path / "MANIFEST.md").write_text("# staged\n")
+    assert shared_data_dir() == tmp_path
+    assert dea_data.find_data_dir() == tmp_path
 
 
 @pytest.mark.data
@@ -284,6 +318,33 @@ def test_unknown_name_target_and_option() -> None:
         load_dataset("breast_cancer", version="numeric")
     with pytest.raises(ValueError, match="version must be one of"):
         load_dataset("german", version="ordinal")
+
+
+def test_registry_ships_as_package_data_and_every_entry_has_a_reader() -> None:
+    from importlib import resources
+
+    assert resources.files("torchsvm.data").joinpath("registry.toml").is_file()
+    assert list(READERS) == list(DATASETS)
+
+
+def test_registry_errors_are_specific() -> None:
+    entry = {
+        "origin": "o",
+        "licence": "l",
+        "default_target": "t",
+        "targets": {"t": "all"},
+        "files": [{"path": "sonar/x.csv", "sha256": "0" * 64, "source": "a/b @ c : d"}],
+    }
+    assert datasets_module._parse_spec("sonar", entry).files[0].direct is True
+    with pytest.raises(DataError, match="unknown keys"):
+        datasets_module._parse_spec("sonar", {**entry, "colour": "red"})
+    with pytest.raises(DataError, match="no reader"):
+        datasets_module._parse_spec("iris", entry)
+    with pytest.raises(DataError, match="default_target"):
+        datasets_module._parse_spec("sonar", {**entry, "default_target": "u"})
+    with pytest.raises(DataError, match="64 hex"):
+        bad_file = [{"path": "sonar/x.csv", "sha256": "abc", "source": "s"}]
+        datasets_module._parse_spec("sonar", {**entry, "files": bad_file})
 
 
 def test_registry_targets_have_defaults() -> None:

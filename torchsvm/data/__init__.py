@@ -8,7 +8,7 @@ from torchsvm.data.datasets import (
     dataset_info,
     list_datasets,
     load_dataset,
-    resolve_data_dirs,
+    resolve_data_dir,
 )
 from torchsvm.data.preprocess import (
     binarize_target,
@@ -37,7 +37,7 @@ __all__ = [
     "make_preprocessor",
     "make_preprocessor_for",
     "outer_folds",
-    "resolve_data_dirs",
+    "resolve_data_dir",
     "split_anchor",
     "stratified_bootstrap_counts",
 ]
