@@ -14,13 +14,13 @@ from torchsvm.exceptions import InfeasibleProblemError
 from torchsvm.mip.feature_selection import (
     build_selection_milp,
     kernel_upper_bounds,
-    rate_floor,
     selection_start,
     solve_cardinality_svm,
     solve_feature_selection,
     solve_sparse_linear_svm,
 )
 from torchsvm.mip.model import MipConfig, check_feasible
+from torchsvm.problems.selection import rate_floor
 
 CFG = MipConfig(time_limit=30.0, mip_rel_gap=0.0)
 
@@ -226,7 +226,9 @@ def test_sparse_linear_svm_dual_path_matches_primal_qp(with_z: bool) -> None:
     prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(wv) + 0.8 * cp.sum(xi)), cons)
     prob.solve()
     np.testing.assert_allclose(res.objective, prob.value, rtol=1e-5)
-    np.testing.assert_allclose(w[S], wv.value, atol=1e-3 * max(1.0, np.abs(wv.value).max()))
+    np.testing.assert_allclose(
+        w[S], wv.value, atol=1e-3 * max(1.0, np.abs(wv.value).max())
+    )
     assert np.all(w[~S] == 0)
     m = y * (X @ w + b)
     assert np.all(m[z] >= 1 - 1e-6)

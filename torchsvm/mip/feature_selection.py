@@ -6,7 +6,8 @@ the positive / negative rows; feature costs ``c_k >= 0`` (1 = fewest features).
 
 Rate floors (SPEC S6, thesis ch. 4): ``p*(+1)`` on the TPR and ``p*(-1)`` on the TNR,
 either ``p* = p0`` or ``p* = p0 + sqrt(-log(alpha) / (2 |I+-|))`` (Hoeffding margin);
-:func:`rate_floor`. A floor above 1 is reported as infeasible before any solve.
+The problem data, floors and their validation live in
+:mod:`torchsvm.problems.selection` (:func:`~torchsvm.problems.selection.rate_floor`). A floor above 1 is reported as infeasible before any solve.
 
 (P1) MILP, columns ``[w (d), b, z (n), delta (d)]`` (thesis ch. 4, eq. (P1))::
 
@@ -59,7 +60,6 @@ approximation of :mod:`torchsvm.mip.outer_approx`::
 from __future__ import annotations
 
 import logging
-import math
 import time
 from dataclasses import dataclass
 
@@ -69,108 +69,27 @@ import scipy.sparse as sp
 from torchsvm.exceptions import DataError, InfeasibleProblemError, SolverError
 from torchsvm.mip.model import MipConfig, MipModel, MipResult
 from torchsvm.mip.solve import solve_model
+from torchsvm.problems.selection import (
+    check_feature_costs,
+    check_selection_data,
+    floor_rhs,
+    selection_floors,
+)
 from torchsvm.types import SolveStatus
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "CardinalityResult",
-    "SelectionResult",
+    "FeatureSelectionResult",
     "build_cardinality_miqp",
     "build_selection_milp",
     "kernel_upper_bounds",
-    "rate_floor",
     "selection_start",
     "solve_cardinality_svm",
     "solve_feature_selection",
     "solve_sparse_linear_svm",
 ]
-
-
-def rate_floor(target: float, n_rows: int, alpha: float | None) -> float:
-    """Sample floor ``p* = p0 + sqrt(-log(alpha) / (2 n))`` (SPEC S6); ``p0`` if no alpha.
-
-    Parameters
-    ----------
-    target : float
-        Required rate ``p0`` in [0, 1].
-    n_rows : int
-        Rows of the class the rate is measured on.
-    alpha : float or None
-        Hoeffding level in (0, 1), or None for ``p* = p0``.
-
-    Returns
-    -------
-    float
-        The floor (may exceed 1, which callers report as infeasible).
-    """
-    if not 0.0 <= float(target) <= 1.0:
-        raise ValueError(f"rate target must be in [0, 1], got {target}")
-    if alpha is None:
-        return float(target)
-    if not 0.0 < float(alpha) < 1.0:
-        raise ValueError(f"hoeffding_alpha must be in (0, 1) or None, got {alpha}")
-    if n_rows < 1:
-        raise ValueError(f"a rate floor needs at least one row, got n={n_rows}")
-    return float(target) + math.sqrt(-math.log(float(alpha)) / (2.0 * n_rows))
-
-
-def _check_xy(
-    X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if X.ndim != 2 or y.shape != (X.shape[0],):
-        raise DataError(f"X must be (n, d) and y (n,), got {X.shape} and {y.shape}")
-    if not np.all(np.isfinite(X)):
-        raise DataError("X contains NaN or infinite values")
-    if not np.all(np.isin(y, (-1.0, 1.0))):
-        raise DataError("y must contain only -1 and +1")
-    if not (np.any(y > 0) and np.any(y < 0)):
-        raise DataError("y must contain both classes (-1 and +1)")
-    v = (
-        np.ones(X.shape[0])
-        if sample_weight is None
-        else np.asarray(sample_weight, float)
-    )
-    if v.shape != (X.shape[0],) or not np.all(np.isfinite(v)) or np.any(v <= 0):
-        raise DataError("sample_weight must be finite and > 0 with shape (n,)")
-    return X, y, v
-
-
-def _floor_rhs(p: float, v: np.ndarray) -> float:
-    need = p * float(v.sum())
-    if np.allclose(v, np.round(v)):
-        # NOTE: integer weights -> integer left side; round up (minus noise) so that
-        # HiGHS' feasibility tolerance cannot let a row count short by 1e-7 pass.
-        need = math.ceil(need - 1e-9)
-    return need
-
-
-def _floors_or_raise(
-    y: np.ndarray,
-    min_tpr: float,
-    min_tnr: float,
-    alpha: float | None,
-    v: np.ndarray,
-) -> tuple[float, float]:
-    # NOTE: with weighted rows (k-means centroids) the Hoeffding n is the number of
-    # original rows the class stands for, i.e. its total weight.
-    n_pos = max(1, round(float(v[y > 0].sum())))
-    n_neg = max(1, round(float(v[y < 0].sum())))
-    p_pos = rate_floor(min_tpr, n_pos, alpha)
-    p_neg = rate_floor(min_tnr, n_neg, alpha)
-    for name, p0, p, n in (
-        ("TPR", min_tpr, p_pos, n_pos),
-        ("TNR", min_tnr, p_neg, n_neg),
-    ):
-        if p > 1.0 + 1e-12:
-            raise InfeasibleProblemError(
-                f"{name} floor p*={p:.4f} > 1 (min_{name.lower()}={p0} plus the "
-                f"Hoeffding margin at alpha={alpha} with {n} rows) cannot be met; lower "
-                f"min_{name.lower()}, raise hoeffding_alpha or use hoeffding_alpha=None"
-            )
-    return p_pos, p_neg
 
 
 # ----------------------------------------------------------------------------- (P1)
@@ -210,9 +129,9 @@ def build_selection_milp(
     MipModel
         The MILP (see module docstring).
     """
-    X, y, v = _check_xy(X, y, sample_weight)
+    X, y, v = check_selection_data(X, y, sample_weight)
     n, d = X.shape
-    c = _check_costs(feature_costs, d)
+    c = check_feature_costs(feature_costs, d)
     M2 = float(big_m)
     M3 = float(big_m if big_m_w is None else big_m_w)
     if not (M2 > 0 and M3 > 0):
@@ -241,8 +160,8 @@ def build_selection_milp(
     row_lower = np.concatenate(
         [
             np.full(n, 1.0 - M2),
-            [_floor_rhs(tpr_floor, v[pos])],
-            [_floor_rhs(tnr_floor, v[neg])],
+            [floor_rhs(tpr_floor, v[pos])],
+            [floor_rhs(tnr_floor, v[neg])],
             np.full(2 * d, -np.inf),
         ]
     )
@@ -271,17 +190,6 @@ def build_selection_milp(
     )
 
 
-def _check_costs(feature_costs: np.ndarray | None, d: int) -> np.ndarray:
-    if feature_costs is None:
-        return np.ones(d)
-    c = np.asarray(feature_costs, dtype=np.float64)
-    if c.shape != (d,):
-        raise ValueError(f"feature_costs must have shape ({d},), got {c.shape}")
-    if not np.all(np.isfinite(c)) or np.any(c < 0):
-        raise ValueError("feature_costs must be finite and >= 0")
-    return c
-
-
 def selection_start(
     X: np.ndarray,
     y: np.ndarray,
@@ -306,14 +214,14 @@ def selection_start(
     ndarray of shape (2 d + 1 + n,) or None
         ``[w, b, z, delta]``.
     """
-    X, y, v = _check_xy(X, y, sample_weight)
+    X, y, v = check_selection_data(X, y, sample_weight)
     n, d = X.shape
     M2 = float(big_m)
     M3 = float(big_m if big_m_w is None else big_m_w)
     m = y * (X @ np.asarray(w, float) + float(b))
     taus = []
     for mask, p in ((y > 0, tpr_floor), (y < 0, tnr_floor)):
-        need = _floor_rhs(p, v[mask])
+        need = floor_rhs(p, v[mask])
         if need <= 0:
             continue
         order = np.argsort(-m[mask])
@@ -335,7 +243,7 @@ def selection_start(
 
 
 @dataclass(frozen=True)
-class SelectionResult:
+class FeatureSelectionResult:
     """Outcome of (P1).
 
     Parameters
@@ -387,7 +295,7 @@ def solve_feature_selection(
     config: MipConfig | None = None,
     warm_start: tuple[np.ndarray, float] | None = None,
     sample_weight: np.ndarray | None = None,
-) -> SelectionResult:
+) -> FeatureSelectionResult:
     """Solve (P1): the cheapest feature set whose linear classifier meets both floors.
 
     Parameters
@@ -413,7 +321,7 @@ def solve_feature_selection(
 
     Returns
     -------
-    SelectionResult
+    FeatureSelectionResult
 
     Raises
     ------
@@ -422,9 +330,9 @@ def solve_feature_selection(
     SolverError
         If the time limit passes without any feasible selection.
     """
-    X, y, v = _check_xy(X, y, sample_weight)
+    X, y, v = check_selection_data(X, y, sample_weight)
     d = X.shape[1]
-    p_pos, p_neg = _floors_or_raise(y, min_tpr, min_tnr, hoeffding_alpha, v)
+    p_pos, p_neg = selection_floors(y, min_tpr, min_tnr, hoeffding_alpha, v)
     model = build_selection_milp(
         X, y, p_pos, p_neg, feature_costs, big_m, sample_weight=sample_weight
     )
@@ -452,8 +360,8 @@ def solve_feature_selection(
     z = x[d + 1 : d + 1 + X.shape[0]] > 0.5
     delta = x[d + 1 + X.shape[0] :] > 0.5
     w[~delta] = 0.0
-    c = _check_costs(feature_costs, d)
-    return SelectionResult(
+    c = check_feature_costs(feature_costs, d)
+    return FeatureSelectionResult(
         support=delta,
         w=w,
         b=b,
@@ -503,7 +411,11 @@ def _p2_by_dual(
     obj = 0.5 * float(w @ w) + float(cv @ xi)
     x = np.concatenate([w, [b], xi])
     res = MipResult(
-        status=SolveStatus.optimal, x=x, objective=obj, bound=obj, mip_gap=0.0,
+        status=SolveStatus.optimal,
+        x=x,
+        objective=obj,
+        bound=obj,
+        mip_gap=0.0,
         runtime=time.perf_counter() - t0,
         message=f"solved as an SVM dual (relative duality gap {float(sol.duality_gap[0]):.1e})",
     )
@@ -554,7 +466,7 @@ def solve_sparse_linear_svm(
         If ``z`` cannot be held at margin 1 on ``support`` (not the case for a (P1)
         solution).
     """
-    X, y, v = _check_xy(X, y, sample_weight)
+    X, y, v = check_selection_data(X, y, sample_weight)
     n, d = X.shape
     S = np.flatnonzero(np.asarray(support, bool))
     z = np.asarray(z, bool)
@@ -664,7 +576,7 @@ def build_cardinality_miqp(
     MipModel
         Convex MIQP (``Q`` = identity on ``w``).
     """
-    X, y, v = _check_xy(X, y, sample_weight)
+    X, y, v = check_selection_data(X, y, sample_weight)
     n, d = X.shape
     if not 0 <= int(k_max) <= d:
         raise ValueError(f"k_max must be in [0, {d}], got {k_max}")
@@ -753,7 +665,7 @@ def solve_cardinality_svm(
     SolverError
         If no feasible point is found within the time limit.
     """
-    X, y, v = _check_xy(X, y, sample_weight)
+    X, y, v = check_selection_data(X, y, sample_weight)
     n, d = X.shape
     model = build_cardinality_miqp(X, y, k_max, C, big_m, sample_weight=v)
     start = None
