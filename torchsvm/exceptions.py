@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
+
 
 class TorchSvmError(Exception):
     """Base class of every error raised by torchsvm."""
@@ -31,5 +33,9 @@ class SolverTimeLimitWarning(TorchSvmWarning):
     """A solver stopped at its time limit; the incumbent is returned with its proven gap."""
 
 
-class ConvergenceWarning(TorchSvmWarning):
-    """An iterative solver stopped before reaching its tolerance."""
+class ConvergenceWarning(TorchSvmWarning, _SklearnConvergenceWarning):
+    """An iterative solver stopped before reaching its tolerance.
+
+    A subclass of :class:`sklearn.exceptions.ConvergenceWarning`, so scikit-learn's
+    filters (and ``pytest.warns(sklearn.exceptions.ConvergenceWarning)``) catch it.
+    """

@@ -11,36 +11,47 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from torchsvm.estimators.svc import BatchedSVC, WeightedSVC
 
-_WEIGHT_EQUIV = (
-    "repeated rows and integer weights define the same QP, but the solver stops at a "
-    "relative duality gap of 1e-7, so decision values agree to ~1e-6, not the check's "
-    "rtol=1e-7 (tests/solvers checks the equivalence at solver tolerance)"
-)
 
-
-@parametrize_with_checks(
-    [WeightedSVC(kernel="linear"), WeightedSVC(kernel="rbf")],
-    expected_failed_checks=lambda est: (
-        {"check_sample_weight_equivalence_on_dense_data": _WEIGHT_EQUIV}
-        if est.kernel == "rbf"
-        else {}
-    ),
-)
+@parametrize_with_checks([WeightedSVC(kernel="linear"), WeightedSVC(kernel="rbf")])
 def test_sklearn_compatible(estimator, check) -> None:
+    # check_sample_weight_equivalence_on_dense_data passes for rbf too: gamma="scale"
+    # weights the variance by sample_weight (it failed while the variance ignored them)
     check(estimator)
+
+
+def test_rbf_scale_gamma_is_weighted_like_repeated_rows() -> None:
+    X, y = make_classification(60, 4, random_state=3)
+    w = np.random.default_rng(3).integers(0, 4, 60)
+    weighted = WeightedSVC(kernel="rbf").fit(X, y, sample_weight=w)
+    repeated = WeightedSVC(kernel="rbf").fit(np.repeat(X, w, 0), np.repeat(y, w))
+    assert weighted.gamma_ == pytest.approx(repeated.gamma_, rel=1e-12)
+    np.testing.assert_allclose(
+        weighted.decision_function(X), repeated.decision_function(X), atol=1e-5
+    )
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_weighted_svc_matches_sklearn(kernel: str) -> None:
     X, y = make_classification(120, 6, random_state=0)
     w = np.random.default_rng(0).integers(0, 4, 120)
-    ours = WeightedSVC(C=2.0, kernel=kernel, class_weight={0: 2.0, 1: 0.5}).fit(X, y, sample_weight=w)
-    ref = SVC(C=2.0, kernel=kernel, class_weight={0: 2.0, 1: 0.5}, tol=1e-8).fit(X, y, sample_weight=w)
+    ours = WeightedSVC(C=2.0, kernel=kernel, class_weight={0: 2.0, 1: 0.5}).fit(
+        X, y, sample_weight=w
+    )
+    # libsvm's gamma="scale" ignores the weights; ours weights the variance
+    gamma = ours.gamma_ if kernel == "rbf" else "scale"
+    ref = SVC(
+        C=2.0, kernel=kernel, gamma=gamma, class_weight={0: 2.0, 1: 0.5}, tol=1e-8
+    )
+    ref.fit(X, y, sample_weight=w)
     f_ref = ref.decision_function(X)
-    assert np.abs(ours.decision_function(X) - f_ref).max() <= 1e-3 * max(1, np.abs(f_ref).max())
+    assert np.abs(ours.decision_function(X) - f_ref).max() <= 1e-3 * max(
+        1, np.abs(f_ref).max()
+    )
     np.testing.assert_array_equal(ours.classes_, ref.classes_)
     if kernel == "linear":
-        np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-3 * np.abs(ref.coef_).max())
+        np.testing.assert_allclose(
+            ours.coef_, ref.coef_, atol=1e-3 * np.abs(ref.coef_).max()
+        )
 
 
 def test_batched_svc_shapes_and_statuses() -> None:

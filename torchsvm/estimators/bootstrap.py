@@ -62,8 +62,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from torchsvm.config import SolverConfig
 from torchsvm.data.resample import as_generator, bootstrap_counts
+from torchsvm.estimators._base import SVM_PARAMETER_CONSTRAINTS, encode_binary
 from torchsvm.estimators.csvm import fit_s5c_ensemble
-from torchsvm.estimators.svc import SVM_PARAMETER_CONSTRAINTS, encode_binary
 from torchsvm.kernels import compute_kernel, resolve_gamma
 from torchsvm.problems.svm import BatchedSvmProblem, resolve_device, resolve_dtype
 from torchsvm.solvers.box_qp import BoxQpSolver
@@ -364,8 +364,14 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
         self.ctrl2_wall_time_ = 0.0
         for r, C in enumerate(self.C_grid_):
             ens = fit_s5c_ensemble(
-                X, y_pm, counts, C=float(C), kernel=self.kernel, gamma=self.gamma_,
-                min_tpr=float(self.target_tpr), time_limit=float(self.mip_time_limit),
+                X,
+                y_pm,
+                counts,
+                C=float(C),
+                kernel=self.kernel,
+                gamma=self.gamma_,
+                min_tpr=float(self.target_tpr),
+                time_limit=float(self.mip_time_limit),
                 n_jobs=self.n_jobs,
             )
             self._csvm.append(ens.solutions)
@@ -464,9 +470,12 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
     def _grid_scores(self, X: np.ndarray) -> np.ndarray:
         """Scores of the kept fits: array of shape (len(_used), B, t)."""
         if self._csvm is not None:
-            return np.stack([
-                np.stack([s.decision_function(X) for s in self._csvm[r]]) for r in self._used
-            ])
+            return np.stack(
+                [
+                    np.stack([s.decision_function(X) for s in self._csvm[r]])
+                    for r in self._used
+                ]
+            )
         dev, dt = resolve_device(self.device), resolve_dtype(self.dtype)
         Xt = torch.as_tensor(X, dtype=dt, device=dev)
         b = torch.as_tensor(self._b, dtype=dt, device=dev)

@@ -55,7 +55,8 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from torchsvm.estimators.svc import SVM_PARAMETER_CONSTRAINTS, BatchedSVC, encode_binary
+from torchsvm.estimators._base import SVM_PARAMETER_CONSTRAINTS, encode_binary
+from torchsvm.estimators.svc import BatchedSVC
 from torchsvm.problems.svm import resolve_device
 
 logger = logging.getLogger(__name__)

@@ -28,7 +28,8 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from torchsvm.estimators.svc import WeightedSVC, encode_binary
+from torchsvm.estimators._base import encode_binary
+from torchsvm.estimators.svc import WeightedSVC
 from torchsvm.kernels import resolve_gamma
 from torchsvm.mip.feature_selection import (
     kernel_upper_bounds,

@@ -31,7 +31,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from torchsvm.config import SolverConfig
-from torchsvm.estimators.svc import SVM_PARAMETER_CONSTRAINTS, encode_binary
+from torchsvm.estimators._base import SVM_PARAMETER_CONSTRAINTS, encode_binary
 from torchsvm.exceptions import DataError
 from torchsvm.problems.svm import BatchedSvmProblem, resolve_device, resolve_dtype
 from torchsvm.solvers.box_qp import BoxQpSolver

@@ -8,95 +8,65 @@ tolerance (``tests/solvers`` checks this against libsvm).
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    check_is_fitted,
-    validate_data,
-)
 
 from torchsvm.config import SolverConfig
+from torchsvm.estimators._base import (
+    SVM_PARAMETER_CONSTRAINTS,
+    BaseEstimator,
+    BinaryClassifierMixin,
+    Interval,
+    StrOptions,
+    TorchDeviceMixin,
+    check_binary_sample_weight,
+    check_is_fitted,
+    class_weight_vector,
+    encode_binary,
+    validate_data,
+    warn_if_not_converged,
+)
 from torchsvm.exceptions import DataError
-from torchsvm.kernels import KERNELS, compute_kernel
-from torchsvm.problems.svm import BatchedSvmProblem, resolve_device, resolve_dtype
+from torchsvm.kernels import compute_kernel, resolve_gamma
+from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers.box_qp import BoxQpSolver
 from torchsvm.solvers.solution import BatchedSvmSolution
 from torchsvm.types import SolveStatus
 
-# Constraints of the kernel/solver parameters every batched estimator shares.
-SVM_PARAMETER_CONSTRAINTS: dict[str, list[Any]] = {
-    "kernel": [StrOptions(set(KERNELS))],
-    "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
-    "degree": [Interval(Integral, 1, None, closed="left")],
-    "coef0": [Interval(Real, None, None, closed="neither")],
-    "tol": [Interval(Real, 0.0, None, closed="neither")],
-    "max_iter": [Interval(Integral, 1, None, closed="left")],
-    "device": [str, torch.device],
-    "dtype": [StrOptions({"float64", "float32"})],
-}
+__all__ = ["BatchedSVC", "WeightedSVC"]
 
 
-def encode_binary(y: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """``classes_`` and labels in {-1, +1} (``classes_[1]`` is +1); specific errors."""
-    check_classification_targets(y)
-    classes = np.unique(y)
-    if classes.size < 2:
-        raise ValueError(
-            f"{name} needs samples of 2 classes, but the data contains only one class: "
-            f"{classes.tolist()}"
-        )
-    if classes.size > 2:
-        raise ValueError(
-            f"Only binary classification is supported. {name} got {classes.size} classes "
-            f"{classes[:6].tolist()} (reduce to two, e.g. largest class vs the rest)"
-        )
-    return classes, np.where(y == classes[1], 1.0, -1.0)
+class _BatchedSvmBase(TorchDeviceMixin, BaseEstimator):
+    """Shared machinery: problem building, solving, kernel evaluation.
 
-
-def class_weight_vector(class_weight: Any, classes: np.ndarray, y_pm: np.ndarray,
-                        sample_weight: np.ndarray) -> np.ndarray:
-    """``[kappa_-, kappa_+]`` from None, "balanced" (weighted counts) or a label dict."""
-    if class_weight is None:
-        return np.ones(2)
-    if isinstance(class_weight, str):
-        if class_weight != "balanced":
-            raise ValueError(f"class_weight must be None, 'balanced' or a dict; got {class_weight!r}")
-        tot = sample_weight.sum()
-        w_neg = sample_weight[y_pm < 0].sum()
-        w_pos = sample_weight[y_pm > 0].sum()
-        return np.array([tot / (2 * w_neg), tot / (2 * w_pos)])
-    if isinstance(class_weight, dict):
-        unknown = set(class_weight) - set(classes.tolist())
-        if unknown:
-            raise ValueError(f"class_weight has labels {sorted(map(str, unknown))} not in classes {classes.tolist()}")
-        kap = np.array([float(class_weight.get(classes[0], 1.0)), float(class_weight.get(classes[1], 1.0))])
-        if not np.isfinite(kap).all() or (kap <= 0).any():
-            raise ValueError(f"class weights must be finite and > 0; got {kap.tolist()}")
-        return kap
-    raise ValueError(f"class_weight must be None, 'balanced' or a dict; got {type(class_weight).__name__}")
-
-
-class _BatchedSvmBase(BaseEstimator):
-    """Shared machinery: device/dtype, problem building, solving, kernel evaluation."""
+    Fitted state is numpy only (``_store``), so a pickle of a model fitted on CUDA loads
+    on a CPU machine.
+    """
 
     def _solver_config(self) -> SolverConfig:
         return SolverConfig(tol=float(self.tol), max_iter=int(self.max_iter))
 
-    def _solve(self, X: np.ndarray, y_pm: np.ndarray, U: np.ndarray) -> tuple[BatchedSvmProblem, BatchedSvmSolution]:
-        device = resolve_device(self.device)
-        dtype = resolve_dtype(self.dtype)
+    def _solve(
+        self, X: np.ndarray, y_pm: np.ndarray, U: np.ndarray, gamma: float | str
+    ) -> tuple[BatchedSvmProblem, BatchedSvmSolution]:
         prob = BatchedSvmProblem.from_bounds(
-            X, y_pm, U, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-            coef0=self.coef0, device=device, dtype=dtype,
+            X,
+            y_pm,
+            U,
+            kernel=self.kernel,
+            gamma=gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+            device=self._device(),
+            dtype=self._dtype(),
         )
         sol = BoxQpSolver(self._solver_config())(prob)
+        warn_if_not_converged(
+            sol.statuses(), type(self).__name__, self.max_iter, self.tol
+        )
         return prob, sol
 
     def _store(self, prob: BatchedSvmProblem, sol: BatchedSvmSolution) -> None:
@@ -116,11 +86,8 @@ class _BatchedSvmBase(BaseEstimator):
 
     def _scores(self, X: np.ndarray) -> np.ndarray:
         """Decision values for every fitted problem: array of shape (P, t)."""
-        device = resolve_device(self.device)
-        dtype = resolve_dtype(self.dtype)
-        # a copy when the caller's array is read-only (torch cannot share it)
-        X = X if X.flags.writeable else np.array(X)
-        Xt = torch.as_tensor(X, dtype=dtype, device=device)
+        device, dtype = self._device(), self._dtype()
+        Xt = self._as_tensor(X)
         if self._w is not None:
             W = torch.as_tensor(self._w, dtype=dtype, device=device)
             out = W @ Xt.T
@@ -131,14 +98,20 @@ class _BatchedSvmBase(BaseEstimator):
                 Xs = torch.as_tensor(self._X_sv, dtype=dtype, device=device)
                 block = max(1, 2**24 // max(1, Xs.shape[0]))
                 for s in range(0, X.shape[0], block):
-                    Kb = compute_kernel(Xs, Xt[s : s + block], kernel=self.kernel,
-                                        gamma=self.gamma_, degree=self.degree, coef0=self.coef0)
+                    Kb = compute_kernel(
+                        Xs,
+                        Xt[s : s + block],
+                        kernel=self.kernel,
+                        gamma=self.gamma_,
+                        degree=self.degree,
+                        coef0=self.coef0,
+                    )
                     out[:, s : s + block] = coef @ Kb
         b = torch.as_tensor(self._b, dtype=dtype, device=device)
         return (out + b[:, None]).cpu().numpy().astype(np.float64)
 
 
-class WeightedSVC(ClassifierMixin, _BatchedSvmBase):
+class WeightedSVC(BinaryClassifierMixin, _BatchedSvmBase):
     """Weighted soft-margin SVM (SPEC S1) on CPU or CUDA; a scikit-learn classifier.
 
     Parameters
@@ -147,7 +120,9 @@ class WeightedSVC(ClassifierMixin, _BatchedSvmBase):
         Penalty (libsvm convention); per-sample bound ``C * sample_weight * class_weight``.
     kernel : {"linear", "rbf", "poly"}, default="rbf"
     gamma : {"scale", "auto"} or float, default="scale"
-        As in :class:`sklearn.svm.SVC`.
+        As in :class:`sklearn.svm.SVC`, except that ``"scale"`` weights the variance of
+        ``X`` by ``sample_weight`` (:func:`torchsvm.kernels.resolve_gamma`), so integer
+        weights fit the same model as repeated rows.
     degree : int, default=3
     coef0 : float, default=0.0
     class_weight : None, "balanced" or dict, default=None
@@ -217,18 +192,15 @@ class WeightedSVC(ClassifierMixin, _BatchedSvmBase):
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> WeightedSVC:
         """Fit on ``(X, y)`` with optional non-negative ``sample_weight`` of shape (n,)."""
         self._validate_params()
-        resolve_device(self.device)
+        self._device()
         X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_, y_pm = encode_binary(y, type(self).__name__)
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        if sw.sum() <= 0:
-            raise ValueError("sample_weight is all zero: nothing to fit")
-        for lab, sgn in ((self.classes_[0], -1), (self.classes_[1], 1)):
-            if sw[y_pm == sgn].sum() <= 0:
-                raise ValueError(f"every sample of class {lab!r} has zero weight (one class left)")
+        name = type(self).__name__
+        self.classes_, y_pm = encode_binary(y, name)
+        sw = check_binary_sample_weight(sample_weight, X, y_pm, self.classes_, name)
         kap = class_weight_vector(self.class_weight, self.classes_, y_pm, sw)
         U = float(self.C) * sw * np.where(y_pm > 0, kap[1], kap[0])
-        prob, sol = self._solve(X, y_pm, U[None, :])
+        gamma = 0.0 if self.kernel == "linear" else resolve_gamma(self.gamma, X, sw)
+        prob, sol = self._solve(X, y_pm, U[None, :], gamma)
         self._store(prob, sol)
         self.support_vectors_ = self._X_sv
         self.dual_coef_ = self._coef_sv
@@ -238,7 +210,9 @@ class WeightedSVC(ClassifierMixin, _BatchedSvmBase):
         self.n_iter_ = int(self._n_iter[0])
         self.duality_gap_ = float(self._gap[0])
         self.status_ = SolveStatus.from_code(int(self._status_codes[0])).value
-        self.n_support_ = np.array([int((y_pm[self.support_] < 0).sum()), int((y_pm[self.support_] > 0).sum())])
+        self.n_support_ = np.array(
+            [int((y_pm[self.support_] < 0).sum()), int((y_pm[self.support_] > 0).sum())]
+        )
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -252,17 +226,14 @@ class WeightedSVC(ClassifierMixin, _BatchedSvmBase):
         f = self.decision_function(X)
         return self.classes_[(f > 0).astype(int)]
 
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
 
 class BatchedSVC(_BatchedSvmBase):
     """P weighted SVMs on one training set, solved as one batch (SPEC S1, S8).
 
     Parameters are those of :class:`WeightedSVC` except ``C`` and ``class_weight``,
-    which are given per problem to :meth:`fit`.
+    which are given per problem to :meth:`fit`. The P problems share one kernel matrix,
+    so ``gamma="scale"`` uses the variance of ``X`` weighted by ``sample_weight`` when
+    every problem has the same weights, and the unweighted variance otherwise.
 
     Attributes
     ----------
@@ -307,21 +278,29 @@ class BatchedSVC(_BatchedSvmBase):
         self.device = device
         self.dtype = dtype
 
-    def fit(self, X: Any, y: Any, C: Any = 1.0, sample_weight: Any = None,
-            class_weight: Any = None) -> BatchedSVC:
+    def fit(
+        self,
+        X: Any,
+        y: Any,
+        C: Any = 1.0,
+        sample_weight: Any = None,
+        class_weight: Any = None,
+    ) -> BatchedSVC:
         """Fit P problems: ``C`` of shape (P,) or scalar, ``sample_weight`` (P, n) or (n,).
 
         ``class_weight`` is None, "balanced", a label dict (shared) or an array of shape
-        (P, 2) of ``[kappa_-, kappa_+]``.
+        (2,) or (P, 2) of ``[kappa_-, kappa_+]`` (finite, > 0).
         """
         self._validate_params()
-        resolve_device(self.device)
+        self._device()
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, y_pm = encode_binary(y, type(self).__name__)
         n = X.shape[0]
         Cs = np.atleast_1d(np.asarray(C, dtype=np.float64))
         if Cs.ndim != 1 or not np.isfinite(Cs).all() or (Cs <= 0).any():
-            raise ValueError(f"C must be a positive finite scalar or 1-D array; got {C!r}")
+            raise ValueError(
+                f"C must be a positive finite scalar or 1-D array; got {C!r}"
+            )
         if sample_weight is None:
             W = np.ones((Cs.shape[0], n))
         else:
@@ -329,26 +308,30 @@ class BatchedSVC(_BatchedSvmBase):
             if W.ndim == 1:
                 W = W[None, :]
             if W.ndim != 2 or W.shape[1] != n:
-                raise DataError(f"sample_weight must have shape (n,) or (P, n) with n = {n}; got {W.shape}")
+                raise DataError(
+                    f"sample_weight must have shape (n,) or (P, n) with n = {n}; got {W.shape}"
+                )
             if Cs.shape[0] == 1 and W.shape[0] > 1:
                 Cs = np.repeat(Cs, W.shape[0])
             if W.shape[0] == 1 and Cs.shape[0] > 1:
                 W = np.repeat(W, Cs.shape[0], axis=0)
             if W.shape[0] != Cs.shape[0]:
-                raise DataError(f"C has {Cs.shape[0]} values but sample_weight has {W.shape[0]} rows")
+                raise DataError(
+                    f"C has {Cs.shape[0]} values but sample_weight has {W.shape[0]} rows"
+                )
             if not np.isfinite(W).all():
                 raise DataError("sample_weight contains NaN or infinite values")
             if (W < 0).any():
-                raise DataError("sample_weight must be non-negative (negative weight found)")
-        if isinstance(class_weight, np.ndarray | list | tuple):
-            kap = np.asarray(class_weight, dtype=np.float64)
-            kap = np.broadcast_to(kap, (Cs.shape[0], 2))
-            if not np.isfinite(kap).all() or (kap <= 0).any():
-                raise DataError("class weights must be finite and > 0")
-        else:
-            kap = np.stack([class_weight_vector(class_weight, self.classes_, y_pm, w) for w in W])
+                raise DataError(
+                    "sample_weight must be non-negative (negative weight found)"
+                )
+        kap = self._class_weights(class_weight, y_pm, W)
         U = Cs[:, None] * W * np.where(y_pm[None, :] > 0, kap[:, 1:2], kap[:, 0:1])
-        prob, sol = self._solve(X, y_pm, U)
+        shared = (W == W[:1]).all() and W[0].sum() > 0
+        gamma = 0.0
+        if self.kernel != "linear":
+            gamma = resolve_gamma(self.gamma, X, W[0] if shared else None)
+        prob, sol = self._solve(X, y_pm, U, gamma)
         self._store(prob, sol)
         self.C_ = Cs
         self.intercept_ = self._b.copy()
@@ -356,9 +339,49 @@ class BatchedSVC(_BatchedSvmBase):
             self.coef_ = self._w.copy()
         self.n_iter_ = self._n_iter
         self.duality_gap_ = self._gap
-        self.status_ = np.array([SolveStatus.from_code(int(c)).value for c in self._status_codes])
-        self.solution_ = sol
+        self.status_ = np.array(
+            [SolveStatus.from_code(int(c)).value for c in self._status_codes]
+        )
         return self
+
+    def _class_weights(
+        self, class_weight: Any, y_pm: np.ndarray, W: np.ndarray
+    ) -> np.ndarray:
+        """``[kappa_-, kappa_+]`` per problem: array of shape (P, 2), with specific errors."""
+        P = W.shape[0]
+        if isinstance(class_weight, np.ndarray | list | tuple):
+            try:
+                kap = np.asarray(class_weight, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise DataError(
+                    f"class_weight as an array must be numeric [kappa_-, kappa_+]; {exc}"
+                ) from exc
+            if kap.shape not in ((2,), (P, 2)):
+                raise DataError(
+                    f"class_weight as an array must have shape (2,) or (P, 2) = ({P}, 2) "
+                    f"of [kappa_-, kappa_+]; got shape {kap.shape}"
+                )
+            if not np.isfinite(kap).all() or (kap <= 0).any():
+                bad = kap[~(np.isfinite(kap) & (kap > 0))]
+                raise DataError(
+                    f"class weights must be finite and > 0; got {bad[:4].tolist()}"
+                )
+            return np.broadcast_to(kap, (P, 2))
+        if class_weight is not None and not isinstance(class_weight, str | dict):
+            raise DataError(
+                "class_weight must be None, 'balanced', a label dict or an array of shape "
+                f"(2,) or (P, 2); got {type(class_weight).__name__}"
+            )
+        for p, w in enumerate(W):
+            for label, sign in ((self.classes_[0], -1.0), (self.classes_[1], 1.0)):
+                if not np.any(w[y_pm == sign] > 0):
+                    raise DataError(
+                        f"problem {p}: every sample of class {label!r} has zero weight "
+                        "(the weighting leaves one class)"
+                    )
+        return np.stack(
+            [class_weight_vector(class_weight, self.classes_, y_pm, w) for w in W]
+        )
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores of every problem: array of shape (P, t)."""
