@@ -34,7 +34,7 @@ from sklearn.utils.validation import (
 )
 
 from torchsvm.data.resample import split_anchor
-from torchsvm.estimators.svc import encode_binary
+from torchsvm.estimators._base import encode_binary
 from torchsvm.exceptions import DataError
 from torchsvm.mip.csvm import CsvmSolution, solve_csvm
 from torchsvm.mip.model import MipConfig
