@@ -36,7 +36,7 @@ from torchsvm.data.datasets import load_dataset
 from torchsvm.data.preprocess import make_preprocessor_for
 from torchsvm.data.resample import outer_folds
 from torchsvm.estimators.bootstrap import BootstrapProbabilitySVC
-from torchsvm.report import atomic_write_json, atomic_write_text
+from torchsvm.experiments.report import atomic_write_json, atomic_write_text
 
 logger = logging.getLogger("reproduce_cost_sensitive")
 

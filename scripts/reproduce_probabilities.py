@@ -68,7 +68,7 @@ from torchsvm.estimators.calibration import (
 from torchsvm.estimators.svc import WeightedSVC
 from torchsvm.exceptions import DatasetNotFoundError
 from torchsvm.metrics import average_ranks, summarize_probabilities
-from torchsvm.report import METRICS, atomic_write_json, atomic_write_text
+from torchsvm.experiments.report import METRICS, atomic_write_json, atomic_write_text
 
 logger = logging.getLogger("reproduce_probabilities")
 

@@ -1,4 +1,4 @@
-"""CLI and experiment-config tests: tiny end-to-end run, resume, one-line errors (exit 2)."""
+"""CLI and experiment-config tests: tiny end-to-end run, resume, refusal, exit codes."""
 
 from __future__ import annotations
 
@@ -10,16 +10,19 @@ import numpy as np
 import pytest
 import torch
 
-from torchsvm.experiment_config import (
+from torchsvm.config import (
+    EXPERIMENTS,
     ConfigError,
     ExperimentConfig,
+    config_diff,
+    config_fingerprint,
     load_config,
     to_toml,
 )
 from torchsvm.train import main
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = ROOT / "configs" / "tiny.toml"
+TINY = ROOT / "configs" / "bootstrap-tiny.toml"
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +39,7 @@ def test_tiny_run_writes_everything(tiny_run: tuple[Path, float]) -> None:
     for name in (
         "config.toml",
         "report.json",
+        "summary.md",
         "predictions.csv",
         "summary.txt",
         "reliability.png",
@@ -44,12 +48,14 @@ def test_tiny_run_writes_everything(tiny_run: tuple[Path, float]) -> None:
     ):
         assert (out / name).is_file(), name
     rep = json.loads((out / "report.json").read_text())
-    assert set(rep["summary"]) == {"bootstrap_ensemble", "bootstrap_best_c", "platt"}
-    for mets in rep["summary"].values():
+    assert rep["experiment"] == "bootstrap"
+    summary = rep["figures"]["summary"]
+    assert set(summary) == {"bootstrap_ensemble", "bootstrap_best_c", "platt"}
+    for mets in summary.values():
         assert 0.0 <= mets["mse"]["mean"] <= 0.25
         assert mets["auc"]["mean"] > 0.9
-    assert len(rep["folds"]) == 3
-    for f in rep["folds"]:
+    assert len(rep["figures"]["folds"]) == 3
+    for f in rep["figures"]["folds"]:
         assert np.isclose(sum(f["weights"]), 1.0)
     lines = (out / "predictions.csv").read_text().strip().splitlines()
     assert len(lines) == 1 + 569  # every breast_cancer row held out once
@@ -58,32 +64,52 @@ def test_tiny_run_writes_everything(tiny_run: tuple[Path, float]) -> None:
     row = dict(zip(head, lines[1].split(",")))
     assert float(row["p_lower"]) <= float(row["p_bootstrap"]) <= float(row["p_upper"])
     assert load_config(out / "config.toml") == load_config(TINY)
-    assert not list(out.rglob(".*.tmp")) and not list(out.glob(".*"))
+    # atomic writes leave no temporary files behind
+    assert not [p for p in out.rglob(".*") if p.is_file()]
 
 
 def test_resume_skips_finished_folds(tiny_run: tuple[Path, float], capsys) -> None:
     out, _ = tiny_run
     before = json.loads((out / "report.json").read_text())
     t0 = time.perf_counter()
-    assert (
-        main(
-            [
-                "--config",
-                str(TINY),
-                "--out",
-                str(out),
-                "--no-progress",
-                "--set",
-                "report.plots=false",
-            ]
-        )
-        == 0
-    )
+    args = ["--config", str(TINY), "--out", str(out), "--no-progress"]
+    assert main([*args, "--set", "report.plots=false"]) == 0
     assert time.perf_counter() - t0 < 10
     after = json.loads((out / "report.json").read_text())
-    assert after["meta"]["n_folds_resumed"] == 3
-    assert after["summary"] == before["summary"]
+    assert after["meta"]["n_resumed"] == 3
+    assert after["figures"] == before["figures"]
     assert "bootstrap_ensemble" in capsys.readouterr().out
+
+
+def test_changed_config_is_refused_not_overwritten(
+    tiny_run: tuple[Path, float], capsys
+) -> None:
+    out, _ = tiny_run
+    before = (out / "report.json").read_bytes()
+    rc = main(
+        [
+            "--config",
+            str(TINY),
+            "--out",
+            str(out),
+            "--no-progress",
+            "--set",
+            "bootstrap.n_bootstrap=11",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "another config" in err and "bootstrap.n_bootstrap: 10 -> 11" in err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert (out / "report.json").read_bytes() == before
+    assert config_diff(load_config(out / "config.toml"), load_config(TINY)) == []
+
+
+def test_foreign_nonempty_folder_is_refused(tmp_path: Path, capsys) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    rc = main(["--config", str(TINY), "--out", str(tmp_path), "--no-progress"])
+    assert rc == 2 and "not empty" in capsys.readouterr().err
+    assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
 @pytest.mark.parametrize(
@@ -94,8 +120,13 @@ def test_resume_skips_finished_folds(tiny_run: tuple[Path, float], capsys) -> No
         (["--set", "bootstrap.n_bootstrap=0"], "n_bootstrap must be >= 1"),
         (["--set", "solver.tol=-1"], "solver.tol"),
         (["--set", "novalue"], "key=value"),
+        (["--set", "csvm.inner_folds=3"], "section [csvm] does not apply"),
+        (["--set", "experiment=nope"], "experiment must be one of"),
+        (["--set", "mip.time_limit=0"], "time_limit"),
         (["--config", "no/such/file.toml"], "config file not found"),
         (["--device", "tpu"], "invalid choice"),
+        (["--backend", "spark"], "invalid choice"),
+        (["--address", "auto"], "--address needs --backend ray"),
         (["--bogus"], "unrecognized arguments"),
     ],
 )
@@ -133,12 +164,36 @@ def test_config_roundtrip_and_defaults(tmp_path: Path) -> None:
     assert default == ExperimentConfig()  # the file spells out the built-in defaults
     assert default.bootstrap.n_bootstrap == 500 and len(default.bootstrap.C_grid) == 11
     assert default.protocol.n_folds == 10
-    for name in ("default", "tiny", "rbf"):
-        cfg = load_config(ROOT / "configs" / f"{name}.toml")
-        p = tmp_path / f"{name}.toml"
+    for path in sorted((ROOT / "configs").glob("*.toml")):
+        cfg = load_config(path)
+        p = tmp_path / path.name
         p.write_text(to_toml(cfg))
-        assert load_config(p) == cfg
+        assert load_config(p) == cfg, path.name
     over = load_config(
         None, ["bootstrap.C_grid=[1, 2]", "bootstrap.gamma=0.5", "device=cpu"]
     )
     assert over.bootstrap.C_grid == (1.0, 2.0) and over.bootstrap.gamma_value == 0.5
+    names = load_config(None, ["data.datasets=breast_cancer"])
+    assert names.data.datasets == ("breast_cancer",)
+
+
+def test_every_experiment_has_paper_and_tiny_config() -> None:
+    for exp in EXPERIMENTS:
+        paper = (
+            ROOT / "configs" / ("default.toml" if exp == "bootstrap" else f"{exp}.toml")
+        )
+        tiny = ROOT / "configs" / f"{exp}-tiny.toml"
+        for path in (paper, tiny):
+            assert path.is_file(), path
+            cfg = load_config(path)
+            assert cfg.experiment == exp
+            assert "seed" in path.read_text().split("[protocol]", 1)[1]
+
+
+def test_fingerprint_ignores_device_name_and_report() -> None:
+    a = load_config(TINY)
+    b = load_config(TINY, ["name=other", "report.plots=false"])
+    c = load_config(TINY, ["protocol.seed=1"])
+    assert config_fingerprint(a) == config_fingerprint(b)
+    assert config_fingerprint(a) != config_fingerprint(c)
+    assert config_diff(a, c) == ["protocol.seed: 0 -> 1"]

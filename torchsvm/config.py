@@ -1,9 +1,52 @@
-"""Frozen configuration dataclasses (no global settings, no hidden device state)."""
+"""Frozen configuration dataclasses (no global settings, no hidden device state).
+
+- :class:`SolverConfig`: the batched dual solver; :class:`MipConfig` (from
+  :mod:`torchsvm.mip.model`): every HiGHS / outer-approximation solve.
+- :class:`ExperimentConfig`: every knob of one experiment run (``configs/<experiment>.toml``),
+  one section per concern plus one per protocol; :func:`load_config` reads TOML with
+  ``--set section.key=value`` overrides. Unknown sections or keys, values of the wrong
+  type, out-of-range values and a section that does not belong to the named
+  ``experiment`` raise :class:`ConfigError` (a ``ValueError``) naming the key.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import math
-from dataclasses import dataclass
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args, get_origin, get_type_hints
+
+from torchsvm.mip.model import MipConfig
+
+__all__ = [
+    "EXPERIMENTS",
+    "BaselineConfig",
+    "BootstrapSettings",
+    "ConfigError",
+    "CostSensitiveSettings",
+    "CsvmSettings",
+    "DataConfig",
+    "DeaSettings",
+    "ExperimentConfig",
+    "FeatureSelectionSettings",
+    "ImpliedSettings",
+    "MipConfig",
+    "ProbabilitiesSettings",
+    "ProtocolConfig",
+    "ReportConfig",
+    "SensitivitySettings",
+    "SolverConfig",
+    "SolverSettings",
+    "config_diff",
+    "config_fingerprint",
+    "load_config",
+    "to_toml",
+]
 
 
 @dataclass(frozen=True)
@@ -103,3 +146,604 @@ class SolverConfig:
             raise ValueError(f"relaxation must lie in (0, 2); got {self.relaxation}")
         if self.rho is not None and not (self.rho > 0):
             raise ValueError(f"rho must be > 0; got {self.rho}")
+
+
+# ---------------------------------------------------------------- experiment config
+class ConfigError(ValueError):
+    """A bad configuration file, key or value (the message names it)."""
+
+
+#: Protocol name -> the config sections it reads (besides ``experiment``, ``name``,
+#: ``device``). A section outside this set in a config file is an error.
+EXPERIMENTS: dict[str, tuple[str, ...]] = {
+    "bootstrap": ("data", "protocol", "bootstrap", "solver", "baselines", "report"),
+    "probabilities": (
+        "data",
+        "protocol",
+        "bootstrap",
+        "solver",
+        "probabilities",
+        "report",
+    ),
+    "implied": ("data", "protocol", "implied", "solver", "report"),
+    "sensitivity": ("data", "protocol", "sensitivity", "solver", "report"),
+    "csvm": ("data", "protocol", "csvm", "mip", "report"),
+    "cost_sensitive": (
+        "data",
+        "protocol",
+        "bootstrap",
+        "cost_sensitive",
+        "mip",
+        "report",
+    ),
+    "feature_selection": ("data", "protocol", "feature_selection", "mip", "report"),
+    "dea": ("data", "protocol", "dea", "mip", "report"),
+}
+
+
+def _positive(value: float, key: str) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise ConfigError(f"{key} must be finite and > 0; got {value}")
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Datasets (``torchsvm.data.datasets.load_dataset`` names; breast_cancer is bundled).
+
+    ``max_rows`` > 0 draws a stratified subsample of larger datasets (fixed seed).
+    """
+
+    datasets: tuple[str, ...] = ("breast_cancer",)
+    target: str = ""
+    data_dir: str = ""
+    max_rows: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.datasets:
+            raise ConfigError("data.datasets must name at least one dataset")
+        if self.max_rows < 0:
+            raise ConfigError(f"data.max_rows must be >= 0; got {self.max_rows}")
+
+
+@dataclass(frozen=True)
+class ProtocolConfig:
+    """Outer evaluation loop: stratified folds (preprocessing per fold), seed.
+
+    ``max_folds`` > 0 runs only the first folds of the split.
+    """
+
+    n_folds: int = 10
+    max_folds: int = 0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.n_folds < 2:
+            raise ConfigError(f"protocol.n_folds must be >= 2; got {self.n_folds}")
+        if self.max_folds < 0:
+            raise ConfigError(f"protocol.max_folds must be >= 0; got {self.max_folds}")
+
+    @property
+    def folds_run(self) -> int:
+        """Number of folds actually run."""
+        return (
+            self.n_folds if self.max_folds == 0 else min(self.max_folds, self.n_folds)
+        )
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    """``BootstrapProbabilitySVC`` parameters (SPEC S2)."""
+
+    C_grid: tuple[float, ...] = tuple(2.0**k for k in range(-5, 6))
+    n_bootstrap: int = 500
+    accuracy_eps: float = 0.01
+    kernel: str = "linear"
+    gamma: str = "scale"
+    target_tpr: float = 0.0
+    level: float = 0.95
+
+    def __post_init__(self) -> None:
+        if not self.C_grid or any(
+            not (math.isfinite(c) and c > 0) for c in self.C_grid
+        ):
+            raise ConfigError(
+                f"bootstrap.C_grid must be non-empty, finite, > 0; got {self.C_grid}"
+            )
+        if self.n_bootstrap < 1:
+            raise ConfigError(
+                f"bootstrap.n_bootstrap must be >= 1; got {self.n_bootstrap}"
+            )
+        if self.accuracy_eps < 0:
+            raise ConfigError(
+                f"bootstrap.accuracy_eps must be >= 0; got {self.accuracy_eps}"
+            )
+        if self.kernel not in ("linear", "rbf", "poly"):
+            raise ConfigError(
+                f"bootstrap.kernel must be linear, rbf or poly; got {self.kernel!r}"
+            )
+        _check_gamma(self.gamma, "bootstrap.gamma")
+        if not 0.0 <= self.target_tpr <= 1.0:
+            raise ConfigError(
+                "bootstrap.target_tpr must lie in [0, 1] (0 = no Ctrl1); "
+                f"got {self.target_tpr}"
+            )
+        if not 0.0 < self.level < 1.0:
+            raise ConfigError(f"bootstrap.level must lie in (0, 1); got {self.level}")
+
+    @property
+    def gamma_value(self) -> float | str:
+        """``gamma`` as the estimators take it ("scale", "auto" or a float)."""
+        return _gamma_value(self.gamma)
+
+
+def _check_gamma(gamma: str, key: str) -> None:
+    if gamma in ("scale", "auto"):
+        return
+    try:
+        ok = float(gamma) > 0
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ConfigError(
+            f"{key} must be 'scale', 'auto' or a positive number; got {gamma!r}"
+        )
+
+
+def _gamma_value(gamma: str) -> float | str:
+    return gamma if gamma in ("scale", "auto") else float(gamma)
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    """Batched solver tolerance / iterations and floating dtype."""
+
+    tol: float = 1e-7
+    max_iter: int = 20000
+    dtype: str = "float64"
+
+    def __post_init__(self) -> None:
+        _positive(self.tol, "solver.tol")
+        if self.max_iter < 1:
+            raise ConfigError(f"solver.max_iter must be >= 1; got {self.max_iter}")
+        if self.dtype not in ("float64", "float32"):
+            raise ConfigError(
+                f"solver.dtype must be float64 or float32; got {self.dtype!r}"
+            )
+
+
+@dataclass(frozen=True)
+class BaselineConfig:
+    """Main job: Platt-scaled SVM (SPEC S4) on the same folds; ``C`` fixed."""
+
+    platt: bool = True
+    C: float = 1.0
+    cv: int = 5
+
+    def __post_init__(self) -> None:
+        _positive(self.C, "baselines.C")
+        if self.cv < 2:
+            raise ConfigError(f"baselines.cv must be >= 2; got {self.cv}")
+
+
+_PROB_BASELINES = (
+    "platt",
+    "isotonic",
+    "softmax",
+    "binning10",
+    "binning50",
+    "svm01",
+    "svmpp",
+    "beta",
+    "sollich",
+    "klr",
+)
+
+
+@dataclass(frozen=True)
+class ProbabilitiesSettings:
+    """SPEC S2 / S4 comparison: kernels, baselines (SPEC S4 names), inner CV folds."""
+
+    kernels: tuple[str, ...] = ("linear", "rbf")
+    baselines: tuple[str, ...] = _PROB_BASELINES
+    inner_cv: int = 5
+
+    def __post_init__(self) -> None:
+        bad = [k for k in self.kernels if k not in ("linear", "rbf")]
+        if not self.kernels or bad:
+            raise ConfigError(
+                f"probabilities.kernels must be a non-empty list of linear, rbf; got {self.kernels}"
+            )
+        bad = [b for b in self.baselines if b not in _PROB_BASELINES]
+        if bad:
+            raise ConfigError(
+                f"probabilities.baselines: unknown {bad}; choose from {list(_PROB_BASELINES)}"
+            )
+        if self.inner_cv < 2:
+            raise ConfigError(
+                f"probabilities.inner_cv must be >= 2; got {self.inner_cv}"
+            )
+
+
+@dataclass(frozen=True)
+class ImpliedSettings:
+    """SPEC S3: the german tutorial split and the CV comparison on ``data.datasets``."""
+
+    C: float = 10.0
+    gamma: float = 0.001
+    n_models: int = 201
+    german_scale: str = "none"
+
+    def __post_init__(self) -> None:
+        _positive(self.C, "implied.C")
+        _positive(self.gamma, "implied.gamma")
+        if self.n_models < 3:
+            raise ConfigError(f"implied.n_models must be >= 3; got {self.n_models}")
+        if self.german_scale not in ("none", "standard"):
+            raise ConfigError(
+                f"implied.german_scale must be none or standard; got {self.german_scale!r}"
+            )
+
+
+@dataclass(frozen=True)
+class SensitivitySettings:
+    """SPEC S1 / S1b: C+ = C * 2^k, ``n_grid`` values of k in [-span, span]."""
+
+    C: float = 1.0
+    n_grid: int = 33
+    span: float = 8.0
+
+    def __post_init__(self) -> None:
+        _positive(self.C, "sensitivity.C")
+        _positive(self.span, "sensitivity.span")
+        if self.n_grid < 2:
+            raise ConfigError(f"sensitivity.n_grid must be >= 2; got {self.n_grid}")
+
+
+@dataclass(frozen=True)
+class CsvmSettings:
+    """SPEC S5 (thesis ch. 2): inner CV grid, compression, Hoeffding margin, solver part.
+
+    ``hoeffding_alpha`` = 0 imposes the sample floor without margin;
+    ``protocol.n_folds`` is used below ``large_rows`` rows, ``large_folds`` above.
+    """
+
+    inner_folds: int = 3
+    grid_exponents: tuple[int, ...] = (-5, -3, -1, 1, 3, 5)
+    max_per_class: int = 40
+    hoeffding_alpha: float = 0.0
+    large_rows: int = 1000
+    large_folds: int = 5
+    solver_sizes: tuple[int, ...] = (100, 200, 400, 1000)
+    solver_rbf_sizes: tuple[int, ...] = (60, 100, 150)
+    solver_time_limit: float = 120.0
+    run_cv: bool = True
+
+    def __post_init__(self) -> None:
+        if self.inner_folds < 2:
+            raise ConfigError(f"csvm.inner_folds must be >= 2; got {self.inner_folds}")
+        if not self.grid_exponents:
+            raise ConfigError("csvm.grid_exponents must not be empty")
+        if self.max_per_class < 1:
+            raise ConfigError(
+                f"csvm.max_per_class must be >= 1; got {self.max_per_class}"
+            )
+        if not 0.0 <= self.hoeffding_alpha < 1.0:
+            raise ConfigError(
+                f"csvm.hoeffding_alpha must lie in [0, 1); got {self.hoeffding_alpha}"
+            )
+        _positive(self.solver_time_limit, "csvm.solver_time_limit")
+
+
+@dataclass(frozen=True)
+class CostSensitiveSettings:
+    """Ctrl1 vs Ctrl2 (SPEC S2, S5): the imposed TPR values."""
+
+    tprs: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
+
+    def __post_init__(self) -> None:
+        if not self.tprs or any(not 0.0 < t <= 1.0 for t in self.tprs):
+            raise ConfigError(
+                f"cost_sensitive.tprs must be values in (0, 1]; got {self.tprs}"
+            )
+
+
+@dataclass(frozen=True)
+class FeatureSelectionSettings:
+    """SPEC S6: compression per class, training-row cap, SVM C and gamma."""
+
+    max_rows_per_class: int = 150
+    max_train_rows: int = 0
+    C: float = 1.0
+    gamma: str = "scale"
+
+    def __post_init__(self) -> None:
+        if self.max_rows_per_class < 2:
+            raise ConfigError(
+                "feature_selection.max_rows_per_class must be >= 2; "
+                f"got {self.max_rows_per_class}"
+            )
+        if self.max_train_rows < 0:
+            raise ConfigError(
+                f"feature_selection.max_train_rows must be >= 0; got {self.max_train_rows}"
+            )
+        _positive(self.C, "feature_selection.C")
+        _check_gamma(self.gamma, "feature_selection.gamma")
+
+    @property
+    def gamma_value(self) -> float | str:
+        """``gamma`` as the estimators take it."""
+        return _gamma_value(self.gamma)
+
+
+@dataclass(frozen=True)
+class DeaSettings:
+    """SPEC S7: selection path length, cross-preference sizes, the synthetic scale test.
+
+    ``tiny`` cuts NVE to 30 DMUs and 6 outputs (a smoke run).
+    """
+
+    p_max: int = 10
+    cross_p: tuple[int, ...] = (1, 2, 3, 5, 10)
+    scale_k: int = 1000
+    scale_m: int = 100
+    scale_p: int = 5
+    scale_time_limit: float = 120.0
+    run_scale: bool = True
+    tiny: bool = False
+
+    def __post_init__(self) -> None:
+        if self.p_max < 1:
+            raise ConfigError(f"dea.p_max must be >= 1; got {self.p_max}")
+        if not self.cross_p or min(self.cross_p) < 1:
+            raise ConfigError(f"dea.cross_p must be values >= 1; got {self.cross_p}")
+        if self.scale_k < 2 or self.scale_m < 1 or self.scale_p < 1:
+            raise ConfigError("dea.scale_k must be >= 2, scale_m and scale_p >= 1")
+        _positive(self.scale_time_limit, "dea.scale_time_limit")
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    """Outputs: plots on/off and how many held-out rows get score intervals."""
+
+    plots: bool = True
+    n_interval_samples: int = 20
+
+    def __post_init__(self) -> None:
+        if self.n_interval_samples < 1:
+            raise ConfigError(
+                f"report.n_interval_samples must be >= 1; got {self.n_interval_samples}"
+            )
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """Every knob of one run; ``experiment`` names the protocol (see ``EXPERIMENTS``)."""
+
+    experiment: str = "bootstrap"
+    name: str = "bootstrap_breast_cancer"
+    device: str = "cpu"
+    data: DataConfig = field(default_factory=DataConfig)
+    protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
+    bootstrap: BootstrapSettings = field(default_factory=BootstrapSettings)
+    solver: SolverSettings = field(default_factory=SolverSettings)
+    mip: MipConfig = field(default_factory=MipConfig)
+    baselines: BaselineConfig = field(default_factory=BaselineConfig)
+    probabilities: ProbabilitiesSettings = field(default_factory=ProbabilitiesSettings)
+    implied: ImpliedSettings = field(default_factory=ImpliedSettings)
+    sensitivity: SensitivitySettings = field(default_factory=SensitivitySettings)
+    csvm: CsvmSettings = field(default_factory=CsvmSettings)
+    cost_sensitive: CostSensitiveSettings = field(default_factory=CostSensitiveSettings)
+    feature_selection: FeatureSelectionSettings = field(
+        default_factory=FeatureSelectionSettings
+    )
+    dea: DeaSettings = field(default_factory=DeaSettings)
+    report: ReportConfig = field(default_factory=ReportConfig)
+
+    def __post_init__(self) -> None:
+        if self.experiment not in EXPERIMENTS:
+            raise ConfigError(
+                f"experiment must be one of {sorted(EXPERIMENTS)}; got {self.experiment!r}"
+            )
+        if self.device not in ("cpu", "cuda"):
+            raise ConfigError(f"device must be 'cpu' or 'cuda'; got {self.device!r}")
+        if self.experiment == "bootstrap" and len(self.data.datasets) != 1:
+            raise ConfigError(
+                "experiment 'bootstrap' runs one dataset; data.datasets has "
+                f"{len(self.data.datasets)}"
+            )
+
+    @property
+    def sections(self) -> tuple[str, ...]:
+        """The sections this experiment reads."""
+        return EXPERIMENTS[self.experiment]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain nested dict of the keys this experiment reads (tuples become lists)."""
+        d = _plain(dataclasses.asdict(self))
+        keep = {"experiment", "name", "device", *self.sections}
+        return {k: v for k, v in d.items() if k in keep}
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+#: Keys that do not change a unit's numbers (a run folder may be resumed with others).
+_NOT_FINGERPRINTED = ("name", "device", "report")
+
+
+def _result_settings(cfg: ExperimentConfig) -> dict[str, Any]:
+    d = cfg.to_dict()
+    for k in _NOT_FINGERPRINTED:
+        d.pop(k, None)
+    return d
+
+
+def config_fingerprint(cfg: ExperimentConfig) -> str:
+    """sha256 (16 hex digits) of everything that changes results (not name/device/report)."""
+    blob = json.dumps(_result_settings(cfg), sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def config_diff(old: ExperimentConfig, new: ExperimentConfig) -> list[str]:
+    """``key: old -> new`` for every result-changing key that differs."""
+
+    def flat(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            if isinstance(v, Mapping):
+                out.update(flat(v, f"{prefix}{k}."))
+            else:
+                out[f"{prefix}{k}"] = v
+        return out
+
+    a, b = flat(_result_settings(old)), flat(_result_settings(new))
+    return [
+        f"{k}: {a.get(k, '(unset)')!r} -> {b.get(k, '(unset)')!r}"
+        for k in sorted(set(a) | set(b))
+        if a.get(k) != b.get(k)
+    ]
+
+
+def _type_name(typ: Any) -> str:
+    return typ if isinstance(typ, str) else getattr(typ, "__name__", str(typ))
+
+
+def _coerce(value: Any, typ: Any, key: str) -> Any:
+    """Convert a TOML (or ``--set`` string) value to the field type, or raise."""
+    name = _type_name(typ)
+    if isinstance(value, str) and typ is not str:
+        try:
+            value = tomllib.loads(f"v = {value}")["v"]
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{key}: cannot parse {value!r} as {name}") from exc
+    if typ is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key} must be true or false; got {value!r}")
+        return value
+    if typ is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{key} must be an integer; got {value!r}")
+        return value
+    if typ is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{key} must be a number; got {value!r}")
+        return float(value)
+    if typ is str:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        if not isinstance(value, str):
+            raise ConfigError(f"{key} must be a string; got {value!r}")
+        return value
+    if get_origin(typ) is tuple:
+        item = get_args(typ)[0]
+        if isinstance(value, str) and item is str:
+            # ``--set data.datasets=a,b`` (a TOML list also works)
+            try:
+                value = tomllib.loads(f"v = {value}")["v"]
+            except tomllib.TOMLDecodeError:
+                value = [s.strip() for s in value.split(",") if s.strip()]
+        if not isinstance(value, list):
+            raise ConfigError(f"{key} must be a list; got {value!r}")
+        return tuple(_coerce(v, item, key) for v in value)
+    raise ConfigError(f"{key}: unsupported type {name}")  # pragma: no cover
+
+
+def _build(cls: type, values: Mapping[str, Any], prefix: str) -> Any:
+    hints = get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    fields = {f.name for f in dataclasses.fields(cls)}
+    for key, val in values.items():
+        full = f"{prefix}{key}"
+        if key not in fields:
+            raise ConfigError(f"unknown config key {full!r}; known: {sorted(fields)}")
+        typ = hints[key]
+        if dataclasses.is_dataclass(typ):
+            if not isinstance(val, Mapping):
+                raise ConfigError(f"{full} must be a table [{full}]")
+            kwargs[key] = _build(typ, val, f"{full}.")  # type: ignore[arg-type]
+        else:
+            kwargs[key] = _coerce(val, typ, full)
+    try:
+        return cls(**kwargs)
+    except ConfigError:
+        raise
+    except (ValueError, TypeError) as exc:  # e.g. MipConfig's own checks
+        raise ConfigError(f"[{prefix.rstrip('.') or 'config'}] {exc}") from exc
+
+
+def _set_override(tree: dict[str, Any], assignment: str) -> None:
+    if "=" not in assignment:
+        raise ConfigError(f"--set expects key=value; got {assignment!r}")
+    key, raw = assignment.split("=", 1)
+    parts = [p for p in key.strip().split(".") if p]
+    if not parts:
+        raise ConfigError(f"--set expects key=value; got {assignment!r}")
+    node = tree
+    for p in parts[:-1]:
+        nxt = node.setdefault(p, {})
+        if not isinstance(nxt, dict):
+            raise ConfigError(f"--set {key}: {p!r} is not a section")
+        node = nxt
+    node[parts[-1]] = raw.strip()
+
+
+def load_config(
+    path: str | Path | None = None, overrides: Sequence[str] = ()
+) -> ExperimentConfig:
+    """Read a TOML config (defaults when ``path`` is None) and apply ``key=value`` overrides.
+
+    Raises
+    ------
+    ConfigError
+        Missing or unparsable file, unknown key, bad type or out-of-range value, or a
+        section the named ``experiment`` does not read.
+    """
+    tree: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file not found: {p}")
+        try:
+            tree = tomllib.loads(p.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{p}: invalid TOML: {exc}".splitlines()[0]) from exc
+    for ov in overrides:
+        _set_override(tree, ov)
+    cfg = _build(ExperimentConfig, tree, "")
+    foreign = [
+        k for k, v in tree.items() if isinstance(v, Mapping) and k not in cfg.sections
+    ]
+    if foreign:
+        raise ConfigError(
+            f"section [{foreign[0]}] does not apply to experiment {cfg.experiment!r} "
+            f"(it reads {', '.join(cfg.sections)})"
+        )
+    return cfg
+
+
+def to_toml(cfg: ExperimentConfig) -> str:
+    """The resolved config as TOML text (loads back to an equal config)."""
+    d = cfg.to_dict()
+    lines = [f"{k} = {_toml_value(v)}" for k, v in d.items() if not isinstance(v, dict)]
+    for sec, body in d.items():
+        if isinstance(body, dict):
+            lines.append(f"\n[{sec}]")
+            lines += [f"{k} = {_toml_value(v)}" for k, v in body.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return str(v)

@@ -1,26 +1,26 @@
-"""Command line: ``python -m torchsvm.train`` runs the SPEC S2 bootstrap experiment.
+"""Command line: ``python -m torchsvm.train`` runs any experiment protocol from a config.
 
-With no arguments it runs configs/default.toml's protocol (the built-in defaults: 10 outer
-folds, B = 500, C in 2^-5..2^5, linear kernel) on scikit-learn's bundled breast_cancer
-data and writes ``runs/<timestamp>/``. Bad input (unknown key, bad value, missing file,
-cuda without a GPU) is a one-line ``error: ...`` on stderr and exit code 2.
+With no arguments it runs the main job (configs/default.toml = the built-in defaults:
+the SPEC S2 bootstrap protocol, 10 outer folds, B = 500, C in 2^-5..2^5, linear kernel)
+on scikit-learn's bundled breast_cancer data and writes ``runs/<timestamp>/``.
+``--config configs/<experiment>.toml`` runs another protocol. Rerunning with the same
+``--out`` and config resumes; a folder made with another config is refused. Every
+error (unknown key, bad value, missing file, cuda without a GPU, foreign run folder) is
+one line ``error: ...`` on stderr and exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import shlex
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
-import torch
-
-from torchsvm.exceptions import TorchSvmError
-from torchsvm.experiment import run_experiment
-from torchsvm.experiment_config import ConfigError, load_config
+from torchsvm.config import ConfigError, load_config
 
 logger = logging.getLogger("torchsvm.train")
 
@@ -54,18 +54,36 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--out", help="run folder (default runs/<timestamp>); reuse it to resume"
     )
+    p.add_argument(
+        "--backend",
+        choices=["local", "ray"],
+        default="local",
+        help="run the units here, one after another, or as Ray tasks",
+    )
+    p.add_argument(
+        "--address",
+        help="Ray cluster address (e.g. auto or ray://head:10001); default: a local "
+        "Ray instance",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="CPUs of the local Ray instance (default: all of this machine's)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
 
 
 def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
+    text = message.splitlines()[0] if message else "failed"
+    print(f"error: {text}", file=sys.stderr)
     return 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, load the config, run the experiment, write the run folder; exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = _parser().parse_args(argv)
     except _ArgumentError as exc:
@@ -74,6 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if args.address and args.backend != "ray":
+        return _fail("--address needs --backend ray")
+    if args.workers is not None and args.workers < 1:
+        return _fail(f"--workers must be >= 1; got {args.workers}")
     overrides = list(args.overrides) + (
         [f"device={args.device}"] if args.device else []
     )
@@ -81,56 +103,81 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = load_config(args.config, overrides)
     except ConfigError as exc:
         return _fail(str(exc))
+    import torch
+
     if cfg.device == "cuda" and not torch.cuda.is_available():
         return _fail(
             "device cuda was requested but CUDA is not available on this machine"
         )
+    if args.backend == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            return _fail('backend ray needs Ray: pip install -e ".[ray]"')
     out = Path(args.out) if args.out else Path("runs") / time.strftime("%Y%m%d-%H%M%S")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return _fail(f"cannot create run folder {out}: {exc}")
-    bar = _progress_bar(cfg.protocol.n_folds, disable=args.no_progress)
+    from torchsvm.exceptions import TorchSvmError
+    from torchsvm.experiments.runner import RunFolderError, run_experiment
+
+    bar = _ProgressBar(disable=args.no_progress)
     try:
-        report = run_experiment(cfg, out, progress=bar)
-    except (TorchSvmError, ValueError, FileNotFoundError) as exc:
-        return _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    finally:
-        bar.close()
-    report.write(out, plots=cfg.report.plots, n_interval=cfg.report.n_interval_samples)
-    print(
-        f"\n{cfg.name}: {cfg.protocol.n_folds} outer folds, B = {cfg.bootstrap.n_bootstrap}, "
-        f"{len(cfg.bootstrap.C_grid)} C values, kernel {cfg.bootstrap.kernel}, "
-        f"{report.meta['seconds_total']:.1f} s "
-        f"({report.meta['n_folds_resumed']} folds resumed)\n"
-    )
-    print(report.to_table())
-    print(
-        f"\nwritten to {out}/ (config.toml, report.json, predictions.csv, summary.txt"
-        + (
-            ", reliability.png, score_intervals.png, roc.png)"
-            if cfg.report.plots
-            else ")"
+        result = run_experiment(
+            cfg,
+            out,
+            backend=args.backend,
+            address=args.address,
+            num_workers=args.workers,
+            progress=bar,
+            command="python -m torchsvm.train " + shlex.join(argv),
         )
+    except (
+        RunFolderError,
+        TorchSvmError,
+        ValueError,
+        FileNotFoundError,
+        ImportError,
+    ) as exc:
+        bar.close()
+        return _fail(str(exc) or type(exc).__name__)
+    bar.close()
+    meta = result.report["meta"]
+    print(
+        f"\n{cfg.experiment} / {cfg.name}: {meta['n_units']} units "
+        f"({meta['n_resumed']} resumed, {meta['n_failed']} failed), "
+        f"{meta['seconds_total']:.1f} s, backend {args.backend}\n"
     )
-    return 0
+    print(result.protocol_report.text)
+    for f in result.report["failures"]:
+        print(f"failed unit {f['unit']}: {f['error']}")
+    names = ", ".join(p.name for p in result.files)
+    print(f"\nwritten to {out}/ ({names})")
+    return 1 if result.failures else 0
 
 
-class _progress_bar:  # noqa: N801 - used like a function
-    """tqdm over folds, as a ``progress(done, total, result)`` callback."""
+class _ProgressBar:
+    """tqdm over units, as a ``progress(done, total, key, status)`` callback."""
 
-    def __init__(self, total: int, disable: bool) -> None:
-        from tqdm.auto import tqdm
+    def __init__(self, disable: bool) -> None:
+        self._disable = disable
+        self._bar = None
 
-        self._bar = tqdm(total=total, desc="outer folds", unit="fold", disable=disable)
+    def __call__(self, done: int, total: int, key: str, status: str) -> None:
+        if self._bar is None:
+            from tqdm.auto import tqdm
 
-    def __call__(self, done: int, total: int, res: dict[str, Any]) -> None:
-        mse = res["metrics"]["bootstrap_ensemble"]["mse"]
-        self._bar.set_postfix(best_C=res["best_C"], mse=f"{mse:.4f}")
+            self._bar = tqdm(
+                total=total, desc="units", unit="unit", disable=self._disable
+            )
+        self._bar.set_postfix_str(f"{key} {status}")
         self._bar.update(done - self._bar.n)
 
     def close(self) -> None:
-        self._bar.close()
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Experiment report: the ``ExperimentReport`` record, atomic writers, table and plots.
+"""Experiment reports: the ``ProtocolReport`` record, atomic writers, CSV and plots.
 
 Every file is written atomically (a temporary file in the same folder, then
 ``os.replace``), so an interrupted run never leaves a half-written result.
@@ -7,6 +7,7 @@ Every file is written atomically (a temporary file in the same folder, then
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import tempfile
@@ -17,9 +18,14 @@ from typing import Any
 
 import numpy as np
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
     "METRICS",
-    "ExperimentReport",
+    "ProtocolReport",
+    "csv_text",
+    "read_json",
+    "save_figure",
     "atomic_write",
     "atomic_write_json",
     "atomic_write_text",
@@ -87,64 +93,90 @@ def atomic_write_json(path: str | Path, obj: Any) -> None:
     atomic_write_text(path, text + "\n")
 
 
-@dataclass(frozen=True)
-class ExperimentReport:
-    """Results of one SPEC S2 run.
+def read_json(path: str | Path) -> Any:
+    """The JSON in ``path``, or None when it is missing or unreadable (then logged)."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        logger.warning("ignoring unreadable file %s", path)
+        return None
+
+
+@dataclass
+class ProtocolReport:
+    """What a protocol makes of its finished units.
 
     Attributes
     ----------
-    config : dict
-        The resolved configuration.
-    summary : dict of str to dict
-        ``summary[method][metric] = {"mean": ..., "std": ...}`` over outer folds
-        (SPEC S2: the score is the fold average).
-    folds : list of dict
-        Per fold: metrics per method, chosen C values, weights, threshold, timings.
-    predictions : dict of str to list
-        Per held-out sample (all folds): ``index``, ``fold``, ``y``, probabilities per
-        method, the probability interval and the score interval of the bootstrap model.
-    meta : dict
-        Timing, device, versions.
+    title : str
+        First line of ``summary.md``.
+    figures : dict
+        Everything the run found (goes to ``report.json``; JSON-able, no timings that
+        would make two equal runs differ: those go to ``timings``).
+    text : str
+        Readable summary (Markdown tables), printed by the CLI and written to
+        ``summary.md``.
+    timings : dict
+        Seconds (kept apart from ``figures`` so that backends can be compared).
+    extra_files : dict of str to str
+        Further text files of the run folder (CSV tables).
+    plot : callable or None
+        ``plot(out_dir) -> list of paths`` writes the figures' plots (atomically).
     """
 
-    config: dict[str, Any]
-    summary: dict[str, dict[str, dict[str, float]]]
-    folds: list[dict[str, Any]]
-    predictions: dict[str, list[Any]] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
+    title: str
+    figures: dict[str, Any]
+    text: str
+    timings: dict[str, Any] = field(default_factory=dict)
+    extra_files: dict[str, str] = field(default_factory=dict)
+    plot: Callable[[Path], list[Path]] | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        """Everything but the per-sample predictions (they go to a CSV)."""
-        return {
-            "config": self.config,
-            "summary": self.summary,
-            "folds": self.folds,
-            "meta": self.meta,
-        }
-
-    def to_table(self) -> str:
-        """Fixed-width summary table: methods x metrics, ``mean +- std`` over folds."""
-        head = f"{'method':<22}" + "".join(f"{_LABELS[m]:>20}" for m in METRICS)
-        lines = [head, "-" * len(head)]
-        for method, mets in self.summary.items():
-            cells = "".join(
-                f"{mets[m]['mean']:>12.4f} ± {mets[m]['std']:<5.3f}" for m in METRICS
-            )
-            lines.append(f"{method:<22}{cells}")
+    def markdown(self, report: Mapping[str, Any]) -> str:
+        """``summary.md``: title, command, the summary text and any failed units."""
+        meta = report.get("meta", {})
+        lines = [f"# {self.title}", ""]
+        if meta.get("command"):
+            lines += [f"Command: `{meta['command']}`", ""]
+        lines += [
+            f"Units: {meta.get('n_units')} ({meta.get('n_resumed')} resumed, "
+            f"{meta.get('n_failed')} failed); backend {meta.get('backend')}, device "
+            f"{meta.get('device')}; {meta.get('seconds_total', float('nan')):.1f} s.",
+            "",
+            self.text.rstrip(),
+        ]
+        if report.get("failures"):
+            lines += ["", "## Failed units", ""]
+            lines += [f"- `{f['unit']}`: {f['error']}" for f in report["failures"]]
         return "\n".join(lines)
 
-    def write(
-        self, out_dir: str | Path, plots: bool = True, n_interval: int = 20
-    ) -> list[Path]:
-        """Write report.json, predictions.csv, summary.txt and (optionally) plots."""
-        out = Path(out_dir)
-        atomic_write_json(out / "report.json", self.to_json())
-        atomic_write_text(out / "summary.txt", self.to_table() + "\n")
-        atomic_write_text(out / "predictions.csv", _csv(self.predictions))
-        written = [out / "report.json", out / "summary.txt", out / "predictions.csv"]
-        if plots:
-            written += write_plots(out, self.predictions, n_interval)
+    def write_files(self, out: Path, plots: bool = True) -> list[Path]:
+        """Write ``extra_files`` and (when ``plots``) the plots into ``out``."""
+        written = []
+        for name, text in self.extra_files.items():
+            atomic_write_text(out / name, text)
+            written.append(out / name)
+        if plots and self.plot is not None:
+            written += self.plot(out)
         return written
+
+
+def csv_text(cols: Mapping[str, Sequence[Any]]) -> str:
+    """Columns (equal lengths) as CSV text with a header row."""
+    return _csv(cols)
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """Save a matplotlib figure as PNG atomically and close it."""
+    import matplotlib.pyplot as plt
+
+    atomic_write(
+        path, lambda t: fig.savefig(t, format="png", dpi=110, bbox_inches="tight")
+    )
+    plt.close(fig)
+    return path
 
 
 def _csv(cols: Mapping[str, Sequence[Any]]) -> str:
