@@ -6,6 +6,10 @@ before the move (commit message says which) and are regenerated only on purpose 
 
     python tests/data/test_dataset_fingerprints.py --write
 
+A new target or option value gets its expectation, without touching the others, from::
+
+    python tests/data/test_dataset_fingerprints.py --add-missing
+
 A fingerprint is the shape, the positive count and share, the positive-class label, and
 sha256 digests of ``X`` (column names, dtypes, category levels and every cell through
 ``pandas.util.hash_pandas_object``) and of ``y``.
@@ -112,9 +116,12 @@ def test_every_registered_case_has_an_expectation() -> None:
     assert not missing, f"no recorded fingerprint for {missing}"
 
 
-def _write(data_dir: Path) -> None:
-    rows = []
+def _write(data_dir: Path, only_missing: bool) -> None:
+    known = _load_expected() if only_missing and EXPECTED_FILE.is_file() else {}
+    rows = json.loads(EXPECTED_FILE.read_text(encoding="utf-8")) if known else []
     for name, target, options in cases():
+        if _key(name, target, options) in known:
+            continue
         ds = load_dataset(name, data_dir, target=target, **options)
         rows.append(
             {
@@ -129,10 +136,10 @@ def _write(data_dir: Path) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover - regeneration on purpose only
-    if "--write" not in sys.argv:
+    if not {"--write", "--add-missing"} & set(sys.argv):
         raise SystemExit(
-            "usage: python tests/data/test_dataset_fingerprints.py --write"
+            "usage: python tests/data/test_dataset_fingerprints.py --write | --add-missing"
         )
     from torchsvm.data.datasets import resolve_data_dir
 
-    _write(resolve_data_dir())
+    _write(resolve_data_dir(), only_missing="--add-missing" in sys.argv)
