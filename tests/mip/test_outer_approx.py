@@ -16,10 +16,8 @@ from torchsvm.mip.model import (
     MipModel,
     check_feasible,
     model_objective,
-    validate_model,
 )
 from torchsvm.mip.outer_approx import factor_psd, solve_convex_miqp
-from torchsvm.mip.qp_ipm import solve_qp_ipm
 from torchsvm.mip.solve import solve_model
 from torchsvm.types import SolveStatus
 
@@ -236,17 +234,6 @@ def test_factor_psd_reconstructs() -> None:
     np.testing.assert_allclose(L @ L.T, G @ G.T, atol=1e-10)
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_qp_ipm_matches_highs_qp(seed: int) -> None:
-    model = random_miqp(seed)
-    qp = validate_model(replace(model, integrality=None))
-    ref = solve_model(qp)
-    res = solve_qp_ipm(qp)
-    assert res.status is SolveStatus.optimal
-    assert res.objective == pytest.approx(ref.objective, rel=1e-6, abs=1e-7)
-    assert check_feasible(qp, res.x, tol=1e-7)[0]
-
-
 def test_oa_highs_qp_option_matches_ipm() -> None:
     model = random_miqp(2)
     a = solve_convex_miqp(model, qp_solver="highs")
@@ -254,3 +241,27 @@ def test_oa_highs_qp_option_matches_ipm() -> None:
     assert a.objective == pytest.approx(b.objective, rel=1e-5, abs=1e-6)
     with pytest.raises(ValueError, match="qp_solver"):
         solve_convex_miqp(model, qp_solver="cplex")
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_oa_matches_scip_on_csvm(kernel: str) -> None:
+    """The CSVM MIQP (kernel form for RBF) solved by OA and by the SCIP oracle."""
+    pytest.importorskip("pyscipopt")
+    from torchsvm.mip.csvm import build_csvm_model, csvm_start
+    from torchsvm.mip.scip import solve_scip
+    from torchsvm.problems.csvm import CsvmProblem
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 3))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=40) > 0, 1.0, -1.0)
+    anchor = np.arange(40) >= 28
+    p = CsvmProblem.from_data(
+        X, y, anchor, C=5.0, kernel=kernel, gamma=0.5, min_tpr=0.9, hoeffding_alpha=None
+    )
+    model, layout, factor = build_csvm_model(p)
+    cfg = MipConfig(time_limit=60, mip_rel_gap=1e-6)
+    oa = solve_convex_miqp(model, cfg, csvm_start(p, layout).x, factor=factor)
+    ref = solve_scip(model, cfg)
+    assert oa.status is SolveStatus.optimal and ref.status is SolveStatus.optimal
+    assert oa.objective == pytest.approx(ref.objective, rel=1e-4, abs=1e-6)
+    assert oa.bound <= ref.objective * (1 + 1e-4) + 1e-6
