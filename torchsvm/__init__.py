@@ -25,7 +25,6 @@ from torchsvm.estimators.calibration import (
     BinningCalibrator,
     CalibratedSVC,
     IsotonicCalibrator,
-    KernelLogisticRegression,
     PlattCalibrator,
     SoftmaxCalibrator,
     SollichCalibrator,
@@ -33,6 +32,7 @@ from torchsvm.estimators.calibration import (
     SvmPPCalibrator,
     make_calibrator,
 )
+from torchsvm.estimators.kernel_logistic import KernelLogisticRegression
 from torchsvm.estimators.csvm import ConstrainedSVC, fit_s5c_ensemble
 from torchsvm.estimators.implied import ImpliedPosteriorSVC
 from torchsvm.estimators.selection import (

@@ -179,12 +179,14 @@ def compute_kernel_np(
     The arrays are shared with torch without a copy where possible, so CPU callers
     (``mip/``, estimators) use the same Gram matrix as the batched solver.
     """
-    A = torch.from_numpy(np.ascontiguousarray(X1, dtype=np.float64))
-    B = (
-        None
-        if X2 is None
-        else torch.from_numpy(np.ascontiguousarray(X2, dtype=np.float64))
-    )
+
+    def as_tensor(a: np.ndarray) -> torch.Tensor:
+        arr = np.ascontiguousarray(a, dtype=np.float64)
+        # torch cannot share a read-only buffer: copy those
+        return torch.from_numpy(arr if arr.flags.writeable else arr.copy())
+
+    A = as_tensor(X1)
+    B = None if X2 is None else as_tensor(X2)
     K = compute_kernel(A, B, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
     return K.numpy()
 

@@ -23,7 +23,6 @@ from torchsvm.estimators.calibration import (
     BinningCalibrator,
     CalibratedSVC,
     IsotonicCalibrator,
-    KernelLogisticRegression,
     PlattCalibrator,
     SoftmaxCalibrator,
     SollichCalibrator,
@@ -31,6 +30,7 @@ from torchsvm.estimators.calibration import (
     SvmPPCalibrator,
     make_calibrator,
 )
+from torchsvm.estimators.kernel_logistic import KernelLogisticRegression
 from torchsvm.exceptions import DataError
 
 ALL_CALIBRATORS = [
@@ -472,3 +472,15 @@ def _expected_failed_checks(estimator: object) -> dict[str, str]:
 )
 def test_sklearn_api(estimator: object, check: object) -> None:
     check(estimator)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("cal", ALL_CALIBRATORS, ids=lambda c: repr(c))
+def test_calibrator_rejects_weights_that_leave_one_class(cal: object) -> None:
+    # regression: a weighting zeroing a class used to fit and still predict that class
+    z, y = [-2.0, -1.0, 0.5, 1.0, 2.0], [0, 0, 1, 1, 1]
+    with pytest.raises(DataError, match="zero weight"):
+        clone(cal).fit(z, y, sample_weight=[0.0, 0.0, 1.0, 1.0, 1.0])
+    with pytest.raises(DataError, match="zero weight"):
+        CalibratedSVC(SVC(), method=clone(cal), cv=2).fit(
+            np.c_[z, z], y, sample_weight=[1.0, 1.0, 0.0, 0.0, 0.0]
+        )

@@ -112,8 +112,8 @@ def encode_binary(y: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
     classes = np.unique(y)
     if classes.size < 2:
         raise DataError(
-            f"{name} needs samples of 2 classes, but the data contains only one class: "
-            f"{classes.tolist()}"
+            f"{name} needs samples of 2 classes, but the data contains only one class "
+            f"(1 class: {classes.tolist()})"
         )
     if classes.size > 2:
         raise DataError(

@@ -25,8 +25,8 @@ Two layers:
   training set"), fits one calibrator on them and refits the estimator on all
   training rows (``ensemble=False`` semantics of
   :class:`sklearn.calibration.CalibratedClassifierCV`, as scikit-learn >= 1.9
-  recommends). :class:`KernelLogisticRegression` is the exact-kernel logistic
-  regression the SVM scalings are compared to.
+  recommends). The exact-kernel logistic regression the SVM scalings are compared to
+  lives in :mod:`torchsvm.estimators.kernel_logistic`.
 
 Sources and every deviation are written down in ``docs/baselines.md``. Tao et al.'s
 PPSVM is not implemented (no faithful description was available; see there).
@@ -39,25 +39,28 @@ from __future__ import annotations
 
 import logging
 import numbers
-import warnings
 from typing import Any
 
 import numpy as np
 from scipy.special import betainc, betaincinv, expit, log_expit
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.isotonic import IsotonicRegression
-from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
 from sklearn.model_selection import check_cv, cross_val_predict
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import (
-    _check_sample_weight,
+
+from torchsvm.estimators._base import (
+    BaseEstimator,
+    BinaryClassifierMixin,
+    HasMethods,
+    Interval,
+    StrOptions,
+    _fit_context,
+    check_binary_sample_weight,
     check_is_fitted,
+    clone,
     column_or_1d,
+    encode_binary,
     validate_data,
 )
-
-from torchsvm.exceptions import ConvergenceWarning, DataError
+from torchsvm.exceptions import DataError
 from torchsvm.types import ArrayLike, FloatArray
 
 logger = logging.getLogger(__name__)
@@ -67,7 +70,6 @@ __all__ = [
     "BinningCalibrator",
     "CalibratedSVC",
     "IsotonicCalibrator",
-    "KernelLogisticRegression",
     "PlattCalibrator",
     "SollichCalibrator",
     "SoftmaxCalibrator",
@@ -111,31 +113,22 @@ def _check_scores(z: ArrayLike, name: str = "scores") -> FloatArray:
 
 
 def _binary_classes(y: ArrayLike, who: str) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``(classes, y01)``; raise DataError unless y has exactly two classes."""
-    y = column_or_1d(y, warn=True)
-    target = type_of_target(y, input_name="y", raise_unknown=True)
-    if target not in ("binary", "multiclass"):
-        raise DataError(
-            f"{who}: Only binary classification is supported; got target type "
-            f"{target!r}"
-        )
-    classes, y01 = np.unique(y, return_inverse=True)
-    k = classes.shape[0]
-    if k != 2:
-        raise DataError(
-            f"{who}: Only binary classification is supported; y needs exactly 2 "
-            f"classes, got {k} class{'' if k == 1 else 'es'}: {classes.tolist()[:5]}"
-        )
-    return classes, y01.astype(np.float64)
+    """``(classes, y01)`` through :func:`~torchsvm.estimators._base.encode_binary`."""
+    classes, y_pm = encode_binary(y, who)
+    return classes, (y_pm > 0).astype(np.float64)
 
 
-def _weights(sample_weight: ArrayLike | None, z: FloatArray) -> FloatArray:
-    w = _check_sample_weight(sample_weight, z, dtype=np.float64)
-    if np.any(w < 0):
-        raise DataError("sample_weight must be non-negative")
-    if not np.any(w > 0):
-        raise DataError("sample_weight is zero for every sample")
-    return w
+def _weights(
+    sample_weight: ArrayLike | None,
+    z: FloatArray,
+    y01: FloatArray,
+    classes: np.ndarray,
+    who: str,
+) -> FloatArray:
+    """Frequency weights of shape (n,); a weighting that leaves one class is refused."""
+    return check_binary_sample_weight(
+        sample_weight, z[:, None], 2.0 * y01 - 1.0, classes, who
+    )
 
 
 def _weighted_fraction(
@@ -149,7 +142,7 @@ def _weighted_fraction(
 
 
 # ------------------------------------------------------------------ base calibrator
-class _ScoreCalibrator(ClassifierMixin, BaseEstimator):
+class _ScoreCalibrator(BinaryClassifierMixin, BaseEstimator):
     """Common ``fit`` / ``predict_proba`` plumbing of the 1-D score calibrators."""
 
     _parameter_constraints: dict[str, list[Any]] = {}
@@ -181,8 +174,9 @@ class _ScoreCalibrator(ClassifierMixin, BaseEstimator):
                 f"scores and y have different lengths: {scores.shape[0]} != "
                 f"{y_arr.shape[0]}"
             )
-        self.classes_, y01 = _binary_classes(y_arr, type(self).__name__)
-        w = _weights(sample_weight, scores)
+        name = type(self).__name__
+        self.classes_, y01 = _binary_classes(y_arr, name)
+        w = _weights(sample_weight, scores, y01, self.classes_, name)
         self._fit(scores, y01, w)
         return self
 
@@ -688,7 +682,7 @@ def make_calibrator(method: str, estimator: Any = None) -> _ScoreCalibrator:
 
 
 # ---------------------------------------------------------------- CalibratedSVC
-class CalibratedSVC(ClassifierMixin, BaseEstimator):
+class CalibratedSVC(BinaryClassifierMixin, BaseEstimator):
     """An SVM (or any scorer) with probabilities from held-out scores (SPEC S4).
 
     ``fit`` computes out-of-fold ``decision_function`` values of ``estimator`` with
@@ -795,7 +789,9 @@ class CalibratedSVC(ClassifierMixin, BaseEstimator):
         base = self._get_estimator()
         fit_params: dict[str, Any] = {}
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+            sample_weight = check_binary_sample_weight(
+                sample_weight, X, 2.0 * y01 - 1.0, self.classes_, type(self).__name__
+            )
             fit_params["sample_weight"] = sample_weight
         cv = check_cv(self.cv, y, classifier=True)
         oof = cross_val_predict(
@@ -858,242 +854,3 @@ class CalibratedSVC(ClassifierMixin, BaseEstimator):
         """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
-
-    def __sklearn_tags__(self) -> Any:
-        """Binary only; see :class:`sklearn.utils.Tags`."""
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
-
-# ------------------------------------------------------ kernel logistic regression
-class KernelLogisticRegression(ClassifierMixin, BaseEstimator):
-    """Exact-kernel logistic regression, the reference of SPEC S4.
-
-    Minimises over dual coefficients ``a`` (n,) and intercept ``b``::
-
-        J(a, b) = C sum_i w_i log(1 + exp(-y_i f_i)) + 1/2 a' K a,   f = K a + b,
-
-    the kernel form of ``1/2 |w|^2 + C sum_i w_i logloss`` (scikit-learn's
-    ``LogisticRegression`` objective; with a linear kernel ``w = X' a`` and the
-    two coincide). Solved by damped Newton (IRLS): with ``r = dJ/df`` and
-    ``D = d2J/df2`` (diagonal) the step solves the K-free system
-    ``(D K + I) da + D 1 db = -(r + a)``, ``1' da = -1' a`` -- the full Newton
-    system left-multiplied by ``K^-1`` -- so a singular ``K`` is harmless. Costs
-    ``O(n^3)`` per iteration; meant for up to a few thousand rows.
-
-    Parameters
-    ----------
-    C : float, default=1.0
-        Inverse regularisation strength.
-    kernel : {"rbf", "linear"}, default="rbf"
-        Kernel.
-    gamma : "scale", "auto" or float, default="scale"
-        RBF width: ``"scale"`` is ``1 / (d X.var())``, ``"auto"`` is ``1 / d``.
-    tol : float, default=1e-8
-        Stop when ``max(|r + a|, |sum r|) < tol * max(1, C)``.
-    max_iter : int, default=100
-        Newton iterations.
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (2,)
-        Labels; ``classes_[1]`` is the positive class.
-    X_fit_ : ndarray of shape (n, d)
-        Training rows (the kernel expansion points).
-    dual_coef_ : ndarray of shape (n,)
-        ``a``.
-    intercept_ : float
-        ``b``.
-    gamma_ : float
-        RBF width used (``nan`` for the linear kernel).
-    n_iter_ : int
-        Newton iterations used.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import make_classification
-    >>> X, y = make_classification(n_samples=50, random_state=0)
-    >>> KernelLogisticRegression(C=1.0).fit(X, y).predict_proba(X[:1]).shape
-    (1, 2)
-    """
-
-    _parameter_constraints: dict[str, list[Any]] = {
-        "C": [Interval(numbers.Real, 0.0, None, closed="neither")],
-        "kernel": [StrOptions({"rbf", "linear"})],
-        "gamma": [
-            StrOptions({"scale", "auto"}),
-            Interval(numbers.Real, 0.0, None, closed="neither"),
-        ],
-        "tol": [Interval(numbers.Real, 0.0, None, closed="neither")],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-    }
-
-    def __init__(
-        self,
-        C: float = 1.0,
-        kernel: str = "rbf",
-        gamma: str | float = "scale",
-        tol: float = 1e-8,
-        max_iter: int = 100,
-    ) -> None:
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.tol = tol
-        self.max_iter = max_iter
-
-    def _kernel(self, A: FloatArray, B: FloatArray) -> FloatArray:
-        if self.kernel == "linear":
-            return np.asarray(linear_kernel(A, B))
-        return np.asarray(rbf_kernel(A, B, gamma=self.gamma_))
-
-    def _resolve_gamma(self, X: FloatArray) -> float:
-        if self.kernel == "linear":
-            return float("nan")
-        if self.gamma == "scale":
-            var = float(X.var())
-            return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-        if self.gamma == "auto":
-            return 1.0 / X.shape[1]
-        return float(self.gamma)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(
-        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
-    ) -> KernelLogisticRegression:
-        """Fit by damped Newton on the dual coefficients.
-
-        Parameters
-        ----------
-        X : array-like of shape (n, d)
-            Training rows.
-        y : array-like of shape (n,)
-            Binary labels.
-        sample_weight : array-like of shape (n,), default=None
-            Per-row weights ``w_i`` of the loss.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        X_in, y = validate_data(self, X, y, dtype=np.float64)
-        X = np.asarray(X_in, dtype=np.float64)
-        self.classes_, y01 = _binary_classes(y, type(self).__name__)
-        w = _weights(sample_weight, X[:, 0])
-        ypm = 2.0 * y01 - 1.0
-        self.gamma_ = self._resolve_gamma(X)
-        K = self._kernel(X, X)
-        a, b, n_iter = self._newton(K, ypm, self.C * w)
-        self.X_fit_ = X
-        self.dual_coef_ = a
-        self.intercept_ = b
-        self.n_iter_ = n_iter
-        return self
-
-    def _newton(
-        self, K: FloatArray, ypm: FloatArray, cw: FloatArray
-    ) -> tuple[FloatArray, float, int]:
-        n = K.shape[0]
-        a = np.zeros(n)
-        b = 0.0
-
-        def objective(a_: FloatArray, b_: float) -> float:
-            f = K @ a_ + b_
-            return float(np.sum(cw * -log_expit(ypm * f)) + 0.5 * a_ @ (K @ a_))
-
-        fval = objective(a, b)
-        stop = self.tol * max(1.0, float(self.C))
-        lhs = np.empty((n + 1, n + 1))
-        for n_iter in range(1, self.max_iter + 1):
-            f = K @ a + b
-            r = -cw * ypm * expit(-ypm * f)  # dJ/df
-            res = r + a
-            if max(float(np.max(np.abs(res))), abs(float(np.sum(r)))) < stop:
-                return a, b, n_iter - 1
-            d = cw * expit(f) * expit(-f)  # d2J/df2
-            lhs[:n, :n] = d[:, None] * K
-            lhs[:n, :n][np.diag_indices(n)] += 1.0
-            lhs[:n, n] = d
-            lhs[n, :n] = 1.0
-            lhs[n, n] = 0.0
-            rhs = np.concatenate([-res, [-np.sum(a)]])
-            step = np.linalg.solve(lhs, rhs)
-            da, db = step[:n], float(step[n])
-            slope = float((K @ res) @ da + np.sum(r) * db)
-            size = 1.0
-            while size >= 1e-12:
-                cand = objective(a + size * da, b + size * db)
-                if cand <= fval + 1e-4 * size * min(slope, 0.0):
-                    a, b, fval = a + size * da, b + size * db, cand
-                    break
-                size /= 2.0
-            else:
-                break
-        warnings.warn(
-            f"KernelLogisticRegression: Newton stopped after {self.max_iter} "
-            "iterations without reaching tol",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-        return a, b, self.max_iter
-
-    def decision_function(self, X: ArrayLike) -> FloatArray:
-        """Latent log-odds ``f(x) = sum_j a_j K(x_j, x) + b``.
-
-        Parameters
-        ----------
-        X : array-like of shape (t, d)
-            Evaluation rows.
-
-        Returns
-        -------
-        scores : ndarray of shape (t,)
-            Log-odds of ``classes_[1]``.
-        """
-        check_is_fitted(self, "dual_coef_")
-        X_arr = np.asarray(
-            validate_data(self, X, reset=False, dtype=np.float64), dtype=np.float64
-        )
-        return self._kernel(X_arr, self.X_fit_) @ self.dual_coef_ + self.intercept_
-
-    def predict_proba(self, X: ArrayLike) -> FloatArray:
-        """Class probabilities.
-
-        Parameters
-        ----------
-        X : array-like of shape (t, d)
-            Evaluation rows.
-
-        Returns
-        -------
-        proba : ndarray of shape (t, 2)
-            Columns ``[P(classes_[0]), P(classes_[1])]``.
-        """
-        f = self.decision_function(X)
-        return np.column_stack([expit(-f), expit(f)])
-
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        """Labels by the sign of the log-odds (``f = 0`` gives ``classes_[0]``).
-
-        Parameters
-        ----------
-        X : array-like of shape (t, d)
-            Evaluation rows.
-
-        Returns
-        -------
-        labels : ndarray of shape (t,)
-            Predicted labels.
-        """
-        positive = self.decision_function(X) > 0
-        return self.classes_[positive.astype(np.intp)]
-
-    def __sklearn_tags__(self) -> Any:
-        """Binary only; see :class:`sklearn.utils.Tags`."""
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
