@@ -62,9 +62,9 @@ from torchsvm.data.resample import outer_folds
 from torchsvm.estimators.bootstrap import BootstrapProbabilitySVC, vote_fraction
 from torchsvm.estimators.calibration import (
     CalibratedSVC,
-    KernelLogisticRegression,
     make_calibrator,
 )
+from torchsvm.estimators.kernel_logistic import KernelLogisticRegression
 from torchsvm.estimators.svc import WeightedSVC
 from torchsvm.exceptions import DatasetNotFoundError
 from torchsvm.metrics import average_ranks, summarize_probabilities
