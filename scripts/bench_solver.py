@@ -30,7 +30,8 @@ from sklearn.svm import SVC  # noqa: E402
 from torchsvm.config import SolverConfig  # noqa: E402
 from torchsvm.data.resample import bootstrap_counts  # noqa: E402
 from torchsvm.problems.svm import BatchedSvmProblem  # noqa: E402
-from torchsvm.solvers.box_qp import BoxQpSolver, build_factor  # noqa: E402
+from torchsvm.solvers.box_qp import BoxQpSolver  # noqa: E402
+from torchsvm.solvers.factor import build_factor  # noqa: E402
 
 
 def main(argv: Sequence[str] | None = None) -> int:

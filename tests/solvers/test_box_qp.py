@@ -12,7 +12,8 @@ from sklearn.svm import SVC
 from torchsvm.config import SolverConfig
 from torchsvm.exceptions import DataError
 from torchsvm.problems.svm import BatchedSvmProblem
-from torchsvm.solvers.box_qp import BoxQpSolver, build_factor
+from torchsvm.solvers.box_qp import BoxQpSolver
+from torchsvm.solvers.factor import build_factor
 
 TOL_F = 1e-3  # decision values: max|df| <= TOL_F * max(1, max|f|)  (issue #2, SPEC S8)
 TOL_GAP = 1e-6
