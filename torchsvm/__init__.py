@@ -32,7 +32,10 @@ from torchsvm.estimators.calibration import (
     SvmPPCalibrator,
     make_calibrator,
 )
-from torchsvm.estimators.kernel_logistic import KernelLogisticRegression
+from torchsvm.estimators.kernel_logistic import (
+    KernelLogisticRegression,
+    KernelLogisticRegressionCV,
+)
 from torchsvm.estimators.csvm import ConstrainedSVC, fit_s5c_ensemble
 from torchsvm.estimators.implied import ImpliedPosteriorSVC
 from torchsvm.estimators.selection import (
@@ -87,6 +90,7 @@ __all__ = [
     "InfeasibleProblemError",
     "IsotonicCalibrator",
     "KernelLogisticRegression",
+    "KernelLogisticRegressionCV",
     "PlattCalibrator",
     "RocSweepDisplay",
     "SensitivitySweepSVC",
