@@ -349,6 +349,20 @@ def test_registry_errors_are_specific() -> None:
         datasets_module._parse_spec("sonar", {**entry, "files": bad_file})
 
 
+def test_missing_or_invalid_registry_is_a_clear_error(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setattr(datasets_module.resources, "files", lambda package: tmp_path)
+    with pytest.raises(DataError, match="cannot read the dataset registry"):
+        datasets_module._load_registry()
+    (tmp_path / "registry.toml").write_text("[datasets.sonar\n")
+    with pytest.raises(DataError, match="not valid TOML"):
+        datasets_module._load_registry()
+    (tmp_path / "registry.toml").write_text("[datasets]\n")
+    with pytest.raises(DataError, match="readers without a registry entry"):
+        datasets_module._load_registry()
+
+
 def test_registry_targets_have_defaults() -> None:
     assert "breast_cancer" in list_datasets()
     for spec in DATASETS.values():

@@ -424,7 +424,13 @@ def _parse_spec(name: str, entry: Mapping[str, Any]) -> DatasetSpec:
 
 
 def _load_registry() -> tuple[dict[str, DatasetSpec], dict[str, list[str]]]:
-    text = resources.files(__package__).joinpath(_REGISTRY_FILE).read_text("utf-8")
+    try:
+        text = resources.files(__package__).joinpath(_REGISTRY_FILE).read_text("utf-8")
+    except OSError as err:
+        raise _registry_error(
+            f"cannot read the dataset registry ({err}); an installation without the "
+            "package data (pyproject [tool.setuptools.package-data]) lacks it"
+        ) from err
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
