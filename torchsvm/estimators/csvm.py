@@ -1,4 +1,4 @@
-"""Constrained SVM estimator (SPEC S5; thesis ch. 2) and the S5c bootstrap ensemble.
+"""Constrained SVM estimators (SPEC S5; thesis ch. 2) and the S5c bootstrap ensemble.
 
 :class:`ConstrainedSVC` returns the widest-margin classifier whose true-positive rate
 (and/or true-negative rate, accuracy) on the anchor set ``J`` reaches a floor, with a
@@ -6,13 +6,25 @@ Hoeffding margin so that the floor holds with probability ``1 - alpha`` out of s
 The MIQP is solved exactly by outer approximation over HiGHS MILPs
 (:mod:`torchsvm.mip.csvm`), warm-started by the S1 solution with a sliding intercept.
 
-Conventions: the objective is the thesis' ``||w||^2 + C+ sum_{I+} xi + C- sum_{I-} xi``
-with ``C+ = C / |I+|`` and ``C- = C / |I-|`` (so ``C`` is *not* libsvm's ``C``: the S1
-classifier with the same slack costs is libsvm's with ``C_i = C_{y_i} / 2``). The
-positive class is ``classes_[1]``.
+:class:`SlidingInterceptSVC` is the thesis' "sliding b" baseline: S1 on ``I u J``, the
+multipliers kept, the intercept slid until the same floors (Hoeffding margin included)
+hold on ``J``.
+
+Floors above 1 (a Hoeffding margin on few anchor rows) are capped at 1 with a
+:class:`~torchsvm.problems.csvm.FloorCappedWarning` stating the guarantee imposed
+(:mod:`torchsvm.problems.csvm`).
+
+Conventions (``penalty``): ``"thesis"`` (the default of both estimators) is the thesis'
+``||w||^2 + C+ sum_{I+} xi + C- sum_{I-} xi`` with ``C+ = C / |I+|`` and
+``C- = C / |I-|`` (so ``C`` is *not* libsvm's ``C``: the S1 classifier with the same
+slack costs is libsvm's with ``C_i = C_{y_i} / 2``); ``"libsvm"`` reads ``C`` as S1 does
+(``0.5 ||w||^2 + C sum xi``, :class:`sklearn.svm.SVC`'s ``C``). The positive class is
+``classes_[1]``.
 
 :func:`fit_s5c_ensemble` fits the training-set version S5c on bootstrap replicates (the
-Ctrl2 building block of SPEC S2), optionally in parallel processes.
+Ctrl2 building block of SPEC S2), optionally in parallel processes. It reads ``C`` as S1
+does (``penalty="libsvm"``), so that with a floor that does not bind each replicate is
+the S1 fit of the bootstrap SVM with the same ``C`` and the same draw.
 """
 
 from __future__ import annotations
@@ -35,25 +47,24 @@ from sklearn.utils.validation import (
 
 from torchsvm.data.resample import split_anchor
 from torchsvm.estimators._base import encode_binary
-from torchsvm.exceptions import DataError
-from torchsvm.mip.csvm import CsvmSolution, solve_csvm
+from torchsvm.exceptions import DataError, InfeasibleProblemError
+from torchsvm.kernels import compute_kernel_np, resolve_gamma
+from torchsvm.mip.csvm import CsvmSolution, fit_s1, solve_csvm
 from torchsvm.mip.model import MipConfig
-from torchsvm.problems.csvm import CsvmProblem
+from torchsvm.mip.warm_start import (
+    scores_without_intercept,
+    slide_intercept,
+)
+from torchsvm.problems.csvm import PENALTIES, CsvmProblem
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ConstrainedSVC", "S5cEnsemble", "fit_s5c_ensemble", "resolve_gamma"]
-
-
-def resolve_gamma(gamma: float | str, X: np.ndarray) -> float:
-    """``"scale"``: ``1 / (d Var(X))``; ``"auto"``: ``1 / d``; a float is returned as is."""
-    d = X.shape[1]
-    if gamma == "scale":
-        var = float(X.var())
-        return 1.0 / (d * var) if var > 0 else 1.0
-    if gamma == "auto":
-        return 1.0 / d
-    return float(gamma)
+__all__ = [
+    "ConstrainedSVC",
+    "S5cEnsemble",
+    "SlidingInterceptSVC",
+    "fit_s5c_ensemble",
+]
 
 
 def _rates(
@@ -74,33 +85,101 @@ def _rates(
 _FLOOR = [Interval(Real, 0.0, 1.0, closed="right"), None]
 
 
-class ConstrainedSVC(ClassifierMixin, BaseEstimator):
+class _FloorClassifier(ClassifierMixin, BaseEstimator):
+    """Shared data handling of the anchor-floor classifiers (SPEC S5)."""
+
+    def _build_problem(
+        self, X: Any, y: Any, anchor_mask: Any, sample_weight: Any = None
+    ) -> CsvmProblem:
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        self.classes_, y_pm = encode_binary(np.asarray(y), type(self).__name__)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+            for label, cls in ((1.0, self.classes_[1]), (-1.0, self.classes_[0])):
+                if not (sample_weight[y_pm == label] > 0).any():
+                    raise ValueError(
+                        f"{type(self).__name__} needs both classes with positive "
+                        "sample_weight; "
+                        f"every row of class {cls!r} has weight 0"
+                    )
+        if anchor_mask is None:
+            mask = split_anchor(y_pm, self.anchor_fraction, self.random_state)
+        else:
+            mask = np.asarray(anchor_mask, dtype=bool).ravel()
+            if mask.shape != (X.shape[0],):
+                raise DataError(
+                    f"anchor_mask must have shape ({X.shape[0]},), got {mask.shape}"
+                )
+        self.anchor_mask_ = mask
+        self.gamma_ = resolve_gamma(self.gamma, X, sample_weight=sample_weight)
+        return CsvmProblem.from_data(
+            X,
+            y_pm,
+            mask,
+            C=self.C,
+            kernel=self.kernel,
+            gamma=self.gamma_,
+            min_tpr=self.min_tpr,
+            min_tnr=self.min_tnr,
+            min_accuracy=self.min_accuracy,
+            hoeffding_alpha=self.hoeffding_alpha,
+            big_m=getattr(self, "big_m", 100.0),
+            big_m_dual=getattr(self, "big_m", 100.0),
+            sample_weight=sample_weight,
+            penalty=self.penalty,
+        )
+
+    def _store_floors(self, problem: CsvmProblem) -> None:
+        self.floors_ = {f.rate: f.floor for f in problem.floors}
+        self.capped_floors_ = {
+            f.rate: f.uncapped for f in problem.floors if f.uncapped is not None
+        }
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Class labels of shape (m,)."""
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+class ConstrainedSVC(_FloorClassifier):
     """SVM with performance floors on an anchor set (SPEC S5), solved exactly.
 
     Parameters
     ----------
     C : float, default=1.0
-        Penalty in the thesis' convention: ``C+ = C / |I+|``, ``C- = C / |I-|``.
+        Penalty, read according to ``penalty``.
     kernel : {"linear", "rbf"}, default="linear"
         Linear kernel: primal form; RBF: partial dual form.
     gamma : {"scale", "auto"} or float, default="scale"
-        RBF width, as in :class:`sklearn.svm.SVC` (computed on all fitted rows).
+        RBF width, as in :class:`sklearn.svm.SVC` (computed on all fitted rows, weighted
+        by ``sample_weight``: :func:`torchsvm.kernels.resolve_gamma`).
     min_tpr, min_tnr, min_accuracy : float or None
         Targets ``p0`` on ``J+``, ``J-`` and ``J``; at least one is required.
     hoeffding_alpha : float or None, default=0.05
-        Level of the Hoeffding margin; None imposes ``p0`` itself on ``J``.
+        Level of the Hoeffding margin; None imposes ``p0`` itself on ``J``. A sample
+        floor above 1 is capped at 1 (every anchor row of that class must be met) with a
+        :class:`~torchsvm.problems.csvm.FloorCappedWarning`.
     anchor_fraction : float, default=0.5
         Share of each class put in ``J`` when ``fit`` gets no ``anchor_mask``.
     big_m : float, default=100.0
         ``M1`` of the anchor rows (and ``M2`` of the anchor multipliers).
     time_limit : float, default=300.0
         Seconds for the whole MIQP.
-    mip_gap : float, default=1e-4
+    mip_rel_gap : float, default=1e-4
         Relative gap at which the outer approximation stops.
     random_state : int or None, default=0
         Seed of the default anchor split.
     form : {"auto", "primal", "dual"}, default="auto"
         MIQP form (``auto``: primal for linear, dual for RBF).
+    penalty : {"thesis", "libsvm"}, default="thesis"
+        ``"thesis"``: ``C+- = C / |I+-|`` in ``||w||^2 + sum C_y xi``; ``"libsvm"``:
+        ``C`` as in :class:`sklearn.svm.SVC` (``0.5 ||w||^2 + C sum xi``).
 
     Attributes
     ----------
@@ -119,7 +198,9 @@ class ConstrainedSVC(ClassifierMixin, BaseEstimator):
     gamma_ : float
         Resolved RBF width.
     floors_ : dict
-        ``{rate: sample floor p*0}``.
+        ``{rate: imposed sample floor min(1, p*0)}``.
+    capped_floors_ : dict
+        ``{rate: uncapped p*0}`` for the floors that were capped at 1.
     status_ : str
         ``"optimal"`` or ``"time_limit"``.
     mip_gap_ : float
@@ -159,9 +240,10 @@ class ConstrainedSVC(ClassifierMixin, BaseEstimator):
         "anchor_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
         "big_m": [Interval(Real, 0.0, None, closed="neither")],
         "time_limit": [Interval(Real, 0.0, None, closed="neither")],
-        "mip_gap": [Interval(Real, 0.0, None, closed="left")],
+        "mip_rel_gap": [Interval(Real, 0.0, None, closed="left")],
         "random_state": ["random_state"],
         "form": [StrOptions({"auto", "primal", "dual"})],
+        "penalty": [StrOptions(set(PENALTIES))],
     }
 
     def __init__(
@@ -176,9 +258,10 @@ class ConstrainedSVC(ClassifierMixin, BaseEstimator):
         anchor_fraction: float = 0.5,
         big_m: float = 100.0,
         time_limit: float = 300.0,
-        mip_gap: float = 1e-4,
+        mip_rel_gap: float = 1e-4,
         random_state: int | None = 0,
         form: str = "auto",
+        penalty: str = "thesis",
     ) -> None:
         self.C = C
         self.kernel = kernel
@@ -190,9 +273,10 @@ class ConstrainedSVC(ClassifierMixin, BaseEstimator):
         self.anchor_fraction = anchor_fraction
         self.big_m = big_m
         self.time_limit = time_limit
-        self.mip_gap = mip_gap
+        self.mip_rel_gap = mip_rel_gap
         self.random_state = random_state
         self.form = form
+        self.penalty = penalty
 
     # ------------------------------------------------------------------ fit
     def fit(
@@ -206,56 +290,21 @@ class ConstrainedSVC(ClassifierMixin, BaseEstimator):
         Raises
         ------
         InfeasibleProblemError
-            Naming the floor that cannot be met.
+            Naming the floors that no classifier meets together.
+
+        Warns
+        -----
+        FloorCappedWarning
+            A Hoeffding floor above 1 was capped at 1.
         """
         problem = self._build_problem(X, y, anchor_mask, sample_weight)
         sol = self._solve(problem)
         self._store_results(problem, sol)
         return self
 
-    def _build_problem(
-        self, X: Any, y: Any, anchor_mask: Any, sample_weight: Any = None
-    ) -> CsvmProblem:
-        self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_, y_pm = encode_binary(np.asarray(y), "ConstrainedSVC")
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-            for label, cls in ((1.0, self.classes_[1]), (-1.0, self.classes_[0])):
-                if not (sample_weight[y_pm == label] > 0).any():
-                    raise ValueError(
-                        f"ConstrainedSVC needs both classes with positive sample_weight; "
-                        f"every row of class {cls!r} has weight 0"
-                    )
-        if anchor_mask is None:
-            mask = split_anchor(y_pm, self.anchor_fraction, self.random_state)
-        else:
-            mask = np.asarray(anchor_mask, dtype=bool).ravel()
-            if mask.shape != (X.shape[0],):
-                raise DataError(
-                    f"anchor_mask must have shape ({X.shape[0]},), got {mask.shape}"
-                )
-        self.anchor_mask_ = mask
-        self.gamma_ = resolve_gamma(self.gamma, X)
-        return CsvmProblem.from_data(
-            X,
-            y_pm,
-            mask,
-            C=self.C,
-            kernel=self.kernel,
-            gamma=self.gamma_,
-            min_tpr=self.min_tpr,
-            min_tnr=self.min_tnr,
-            min_accuracy=self.min_accuracy,
-            hoeffding_alpha=self.hoeffding_alpha,
-            big_m=self.big_m,
-            big_m_dual=self.big_m,
-            sample_weight=sample_weight,
-        )
-
     def _solve(self, problem: CsvmProblem) -> CsvmSolution:
         config = MipConfig(
-            time_limit=float(self.time_limit), mip_rel_gap=float(self.mip_gap)
+            time_limit=float(self.time_limit), mip_rel_gap=float(self.mip_rel_gap)
         )
         return solve_csvm(problem, config, form=self.form)
 
@@ -267,7 +316,7 @@ class ConstrainedSVC(ClassifierMixin, BaseEstimator):
         if sol.dual_coef is not None and sol.support_X is not None:
             self.dual_coef_ = sol.dual_coef[None, :].copy()
             self.support_vectors_ = sol.support_X.copy()
-        self.floors_ = {f.rate: f.floor for f in problem.floors}
+        self._store_floors(problem)
         self.status_ = sol.status.value
         self.mip_gap_ = float(sol.mip_gap)
         self.objective_ = float(sol.objective)
@@ -286,15 +335,173 @@ class ConstrainedSVC(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.solution_.decision_function(X)
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Class labels of shape (m,)."""
-        positive = self.decision_function(X) > 0
-        return self.classes_[positive.astype(int)]
 
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
+class SlidingInterceptSVC(_FloorClassifier):
+    """The thesis' "sliding b" baseline of the constrained SVM (SPEC S5, ch. 2).
+
+    S1 is fitted on ``I u J`` (all rows, anchors included) with the slack costs of the
+    CSVM (``penalty``); its multipliers are kept and only the intercept ``b`` is moved,
+    to the value closest to S1's at which every floor holds on ``J`` (a row counts when
+    it is classified right, ``y f >= 0``). The floors are those of
+    :class:`ConstrainedSVC`: ``p0`` plus the Hoeffding margin, capped at 1. With a
+    floor on one class a feasible shift always exists; floors on both classes that no
+    shift meets raise :class:`~torchsvm.exceptions.InfeasibleProblemError`.
+
+    The S1 fit and the slide are those of the CSVM warm start
+    (:func:`torchsvm.mip.csvm.fit_s1`,
+    :func:`torchsvm.mip.warm_start.slide_intercept` with a margin of ``1e-9``, so that
+    every counted row is classified right by :meth:`predict`).
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Penalty, read according to ``penalty``.
+    kernel : {"linear", "rbf"}, default="linear"
+        Kernel of S1.
+    gamma : {"scale", "auto"} or float, default="scale"
+        RBF width (computed on all fitted rows).
+    min_tpr, min_tnr, min_accuracy : float or None
+        Targets ``p0`` on ``J+``, ``J-`` and ``J``; at least one is required.
+    hoeffding_alpha : float or None, default=0.05
+        Level of the Hoeffding margin; None slides to ``p0`` itself.
+    anchor_fraction : float, default=0.5
+        Share of each class put in ``J`` when ``fit`` gets no ``anchor_mask``.
+    random_state : int or None, default=0
+        Seed of the default anchor split.
+    penalty : {"thesis", "libsvm"}, default="thesis"
+        ``"libsvm"`` makes S1 :class:`sklearn.svm.SVC` with this ``C`` on ``I u J``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        ``classes_[1]`` is the positive class.
+    intercept_ : ndarray of shape (1,)
+        Slid ``b``.
+    s1_intercept_ : float
+        S1's ``b`` before the slide.
+    dual_coef_ : ndarray of shape (1, n_SV)
+        S1's ``a_s y_s``.
+    support_vectors_ : ndarray of shape (n_SV, d)
+        S1's support vectors.
+    coef_ : ndarray of shape (1, d)
+        ``w`` (linear kernel).
+    anchor_mask_ : ndarray of shape (n,), bool
+        The anchor set ``J`` used.
+    gamma_ : float
+        Resolved RBF width.
+    floors_, capped_floors_ : dict
+        As in :class:`ConstrainedSVC`.
+    achieved_rates_ : dict
+        TPR, TNR and accuracy on the anchor set after the slide.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 2)); y = (X[:, 0] + rng.normal(size=80) > 0)
+    >>> clf = SlidingInterceptSVC(min_tpr=0.9, hoeffding_alpha=None).fit(X, y)
+    >>> bool(clf.achieved_rates_["tpr"] >= 0.9)
+    True
+    """
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        key: ConstrainedSVC._parameter_constraints[key]
+        for key in (
+            "C",
+            "kernel",
+            "gamma",
+            "min_tpr",
+            "min_tnr",
+            "min_accuracy",
+            "hoeffding_alpha",
+            "anchor_fraction",
+            "random_state",
+            "penalty",
+        )
+    }
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        kernel: str = "linear",
+        gamma: float | str = "scale",
+        min_tpr: float | None = 0.95,
+        min_tnr: float | None = None,
+        min_accuracy: float | None = None,
+        hoeffding_alpha: float | None = 0.05,
+        anchor_fraction: float = 0.5,
+        random_state: int | None = 0,
+        penalty: str = "thesis",
+    ) -> None:
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.min_tpr = min_tpr
+        self.min_tnr = min_tnr
+        self.min_accuracy = min_accuracy
+        self.hoeffding_alpha = hoeffding_alpha
+        self.anchor_fraction = anchor_fraction
+        self.random_state = random_state
+        self.penalty = penalty
+
+    def fit(
+        self, X: Any, y: Any, anchor_mask: Any = None, sample_weight: Any = None
+    ) -> SlidingInterceptSVC:
+        """Fit S1 on all rows and slide its intercept to the floors on ``J``.
+
+        ``anchor_mask`` (bool, shape (n,)) marks ``J``; ``sample_weight`` (>= 0) scales
+        the slack costs and the floors' counts, as in :class:`ConstrainedSVC`.
+
+        Raises
+        ------
+        InfeasibleProblemError
+            No intercept meets the floors together (floors on both classes).
+
+        Warns
+        -----
+        FloorCappedWarning
+            A Hoeffding floor above 1 was capped at 1.
+        """
+        problem = self._build_problem(X, y, anchor_mask, sample_weight)
+        s1 = fit_s1(problem)
+        J = problem.floor_idx
+        g = scores_without_intercept(problem, s1, J)
+        # NOTE: a margin a hair above 0 so that a counted row is classified right by
+        # predict (f > 0 is positive): with margin 0 a score of exactly 0 would count
+        # for both classes.
+        tiny = 1e-9 * (1.0 + float(np.abs(g).max(initial=0.0)))
+        slide = slide_intercept(problem, g, s1.intercept, margin=tiny)
+        if slide.intercept is None:
+            raise InfeasibleProblemError(
+                f"no intercept of the S1 classifier meets {problem.describe_floors()} "
+                "together on the anchor rows (the constrained SVM, which also moves "
+                "the multipliers, may still)"
+            )
+        sv = np.flatnonzero(s1.dual_coef)
+        self.s1_intercept_ = float(s1.intercept)
+        self.intercept_ = np.array([slide.intercept])
+        self.dual_coef_ = s1.dual_coef[sv][None, :].copy()
+        self.support_vectors_ = problem.X[sv].copy()
+        if problem.kernel == "linear":
+            self.coef_ = self.dual_coef_ @ self.support_vectors_
+        self._store_floors(problem)
+        self.achieved_rates_ = _rates(
+            problem.y[J], g + slide.intercept, problem.weights[J]
+        )
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Scores ``f(x)`` of shape (m,); positive means ``classes_[1]``."""
+        check_is_fitted(self, "intercept_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if hasattr(self, "coef_"):
+            return X @ self.coef_[0] + self.intercept_[0]
+        if self.dual_coef_.size == 0:
+            return np.full(X.shape[0], self.intercept_[0])
+        K = compute_kernel_np(
+            X, self.support_vectors_, kernel=self.kernel, gamma=self.gamma_
+        )
+        return K @ self.dual_coef_[0] + self.intercept_[0]
 
 
 @dataclass(frozen=True)
@@ -345,7 +552,13 @@ def _fit_one(
 ) -> tuple[CsvmSolution, float]:
     t0 = time.perf_counter()
     problem = CsvmProblem.from_data(
-        X, y_pm, None, sample_weight=counts, on_training=True, **kwargs
+        X,
+        y_pm,
+        None,
+        sample_weight=counts,
+        on_training=True,
+        penalty="libsvm",
+        **kwargs,
     )
     return solve_csvm(problem, config), time.perf_counter() - t0
 
@@ -363,14 +576,18 @@ def fit_s5c_ensemble(
     hoeffding_alpha: float | None = None,
     big_m: float = 1000.0,
     time_limit: float = 300.0,
-    mip_gap: float = 1e-4,
+    mip_rel_gap: float = 1e-4,
     n_jobs: int | None = 1,
 ) -> S5cEnsemble:
     """Fit S5c (floors on the training rows themselves) on each bootstrap replicate.
 
-    Replicate ``b`` is S5c on the in-bag rows with weights ``counts[b]``: slack costs
-    ``counts_i C_{y_i}`` and floors counted with the same weights
+    Replicate ``b`` is S5c on the in-bag rows with weights ``counts[b]``:
+    ``min 0.5 ||w||^2 + C sum_i c_i xi_i`` (S1's convention, ``penalty="libsvm"``: the
+    same ``C`` as the bootstrap SVM of SPEC S2), floors counted with the same weights
     (``sum_{I+} c_i z_i >= p*0 sum_{I+} c_i``), ``0 <= xi_i <= M (1 - z_i)``, ``M = 1000``.
+    A row counts towards a floor when ``y_i f(x_i) >= 1`` (``z_i = 1``), so a floor that
+    the S1 fit of the replicate already meets in this sense leaves it unchanged: Ctrl2
+    with such a floor is the unconstrained bootstrap SVM.
 
     Parameters
     ----------
@@ -382,15 +599,16 @@ def fit_s5c_ensemble(
         Bootstrap counts (0 = out of bag), e.g. from
         :func:`torchsvm.data.resample.bootstrap_counts`.
     C, kernel, gamma : float, str, float
-        SVM parameters (thesis convention for ``C``; ``gamma`` already resolved).
+        SVM parameters (``C`` as in S1 / :class:`sklearn.svm.SVC`, ``u_i = C c_i``;
+        ``gamma`` already resolved).
     min_tpr, min_tnr : float or None
         Floors on the in-bag rows.
     hoeffding_alpha : float or None
         Hoeffding level (None: ``p*0 = p0``).
     big_m : float
         ``M`` of ``xi <= M (1 - z)``.
-    time_limit, mip_gap : float
-        Per-replicate MIQP limit and gap.
+    time_limit, mip_rel_gap : float
+        Per-replicate MIQP limit and relative gap.
     n_jobs : int or None
         Parallel processes (joblib ``loky``); 1 runs in-process.
 
@@ -413,7 +631,7 @@ def fit_s5c_ensemble(
         hoeffding_alpha=hoeffding_alpha,
         big_m=big_m,
     )
-    config = MipConfig(time_limit=time_limit, mip_rel_gap=mip_gap)
+    config = MipConfig(time_limit=time_limit, mip_rel_gap=mip_rel_gap)
     t0 = time.perf_counter()
     out: Sequence[tuple[CsvmSolution, float]]
     if n_jobs == 1:
