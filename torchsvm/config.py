@@ -616,7 +616,8 @@ def _type_name(typ: Any) -> str:
 def _coerce(value: Any, typ: Any, key: str) -> Any:
     """Convert a TOML (or ``--set`` string) value to the field type, or raise."""
     name = _type_name(typ)
-    if isinstance(value, str) and typ is not str:
+    str_list = get_origin(typ) is tuple and get_args(typ)[0] is str
+    if isinstance(value, str) and typ is not str and not str_list:
         try:
             value = tomllib.loads(f"v = {value}")["v"]
         except tomllib.TOMLDecodeError as exc:

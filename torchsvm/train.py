@@ -157,6 +157,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1 if result.failures else 0
 
 
+def reproduce(experiment: str, argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``scripts/reproduce_<experiment>.py``.
+
+    ``--tiny`` picks ``configs/<experiment>-tiny.toml`` (else ``configs/<experiment>.toml``)
+    and the default ``--out`` is ``runs/<experiment>[-tiny]``; every other flag is
+    passed on to :func:`main`.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    tiny = "--tiny" in args
+    args = [a for a in args if a != "--tiny"]
+    stem = f"{experiment}-tiny" if tiny else experiment
+    configs = Path(__file__).resolve().parents[1] / "configs"
+    if "--config" not in args:
+        args = ["--config", str(configs / f"{stem}.toml"), *args]
+    if "--out" not in args:
+        args = [*args, "--out", str(Path("runs") / stem)]
+    return main(args)
+
+
 class _ProgressBar:
     """tqdm over units, as a ``progress(done, total, key, status)`` callback."""
 

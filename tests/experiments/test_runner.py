@@ -1,0 +1,132 @@
+"""The experiment runner: resume, atomic writes, failed units, refusal, a killed driver."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from torchsvm.config import load_config
+from torchsvm.experiments import RunFolderError, run_experiment
+from torchsvm.experiments import bootstrap as main_job
+from torchsvm.experiments.report import atomic_write_text
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ROOT / "configs" / "bootstrap-tiny.toml"
+FAST = ["bootstrap.n_bootstrap=4", "baselines.platt=false", "report.plots=false"]
+
+
+def test_failed_unit_is_reported_while_the_rest_finish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = load_config(TINY, FAST)
+    real = main_job.run_unit
+
+    def flaky(cfg, unit):  # noqa: ANN001, ANN202
+        if unit.params["fold"] == 1:
+            raise ValueError("solver exploded on purpose\nsecond line")
+        return real(cfg, unit)
+
+    monkeypatch.setattr(main_job, "run_unit", flaky)
+    res = run_experiment(cfg, tmp_path)
+    assert res.failures == {"fold_01": "ValueError: solver exploded on purpose"}
+    assert set(res.results) == {"fold_00", "fold_02"}
+    rep = json.loads((tmp_path / "report.json").read_text())
+    assert rep["failures"] == [
+        {"unit": "fold_01", "error": "ValueError: solver exploded on purpose"}
+    ]
+    assert rep["meta"]["n_failed"] == 1 and len(rep["figures"]["folds"]) == 2
+    assert "fold_01" in (tmp_path / "summary.md").read_text()
+    assert json.loads((tmp_path / "failures.json").read_text()) == res.failures
+    # the next run retries only the failed unit
+    monkeypatch.setattr(main_job, "run_unit", real)
+    again = run_experiment(cfg, tmp_path)
+    assert again.n_resumed == 2 and not again.failures
+    assert not (tmp_path / "failures.json").exists()
+    assert len(again.report["figures"]["folds"]) == 3
+
+
+def test_resume_equals_fresh_run_and_other_fingerprints_rerun(tmp_path: Path) -> None:
+    cfg = load_config(TINY, FAST)
+    first = run_experiment(cfg, tmp_path / "a")
+    (tmp_path / "a" / "units" / "fold_02.json").unlink()
+    second = run_experiment(cfg, tmp_path / "a")
+    assert second.n_resumed == 2
+    assert second.report["figures"] == first.report["figures"]
+    # a unit file written under another config is not trusted
+    unit = tmp_path / "a" / "units" / "fold_00.json"
+    data = json.loads(unit.read_text())
+    data["fingerprint"] = "0" * 16
+    unit.write_text(json.dumps(data))
+    third = run_experiment(cfg, tmp_path / "a")
+    assert third.n_resumed == 2
+    assert third.report["figures"] == first.report["figures"]
+
+
+def test_other_config_is_refused(tmp_path: Path) -> None:
+    run_experiment(load_config(TINY, FAST), tmp_path)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    with pytest.raises(RunFolderError, match=r"protocol.seed: 0 -> 3"):
+        run_experiment(load_config(TINY, [*FAST, "protocol.seed=3"]), tmp_path)
+    after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_atomic_write_keeps_old_file_when_writer_fails(tmp_path: Path) -> None:
+    from torchsvm.experiments.report import atomic_write
+
+    target = tmp_path / "report.json"
+    atomic_write_text(target, "old")
+
+    def broken(tmp: Path) -> None:
+        tmp.write_text("half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        atomic_write(target, broken)
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+
+
+@pytest.mark.slow
+def test_killed_driver_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = [
+        sys.executable,
+        "-m",
+        "torchsvm.train",
+        "--config",
+        str(TINY),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--set",
+        "bootstrap.n_bootstrap=40",
+        "--set",
+        "protocol.n_folds=5",
+    ]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    first = out / "units" / "fold_00.json"
+    deadline = time.monotonic() + 240
+    while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = sorted(p.name for p in (out / "units").glob("*.json"))
+    assert 1 <= len(done) < 5, done
+    # every unit file on disk is complete JSON (atomic), no temporaries left
+    for p in (out / "units").iterdir():
+        assert not p.name.startswith("."), p
+        json.loads(p.read_text())
+    rc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True).returncode
+    assert rc == 0
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["meta"]["n_resumed"] == len(done)
+    assert len(rep["figures"]["folds"]) == 5
