@@ -366,18 +366,26 @@ class ProbabilitiesSettings:
 
 @dataclass(frozen=True)
 class ImpliedSettings:
-    """SPEC S3: the german tutorial split and the CV comparison on ``data.datasets``."""
+    """SPEC S3: the german tutorial split and the CV comparison on ``data.datasets``.
+
+    ``german_rows``: the first rows of german (numeric) train, the last as many test.
+    """
 
     C: float = 10.0
     gamma: float = 0.001
     n_models: int = 201
     german_scale: str = "none"
+    german_rows: int = 500
 
     def __post_init__(self) -> None:
         _positive(self.C, "implied.C")
         _positive(self.gamma, "implied.gamma")
         if self.n_models < 3:
             raise ConfigError(f"implied.n_models must be >= 3; got {self.n_models}")
+        if self.german_rows < 10:
+            raise ConfigError(
+                f"implied.german_rows must be >= 10; got {self.german_rows}"
+            )
         if self.german_scale not in ("none", "standard"):
             raise ConfigError(
                 f"implied.german_scale must be none or standard; got {self.german_scale!r}"
