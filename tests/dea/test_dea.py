@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import numpy as np
 import pytest
@@ -21,7 +22,12 @@ from torchsvm.exceptions import (
     InfeasibleProblemError,
     SolverTimeLimitWarning,
 )
-from torchsvm.mip.dea import build_selection_model, nondominated_dmus
+from torchsvm.mip.dea import (
+    build_selection_model,
+    nondominated_dmus,
+    solve_efficiencies,
+)
+from torchsvm.problems.dea import DeaSelectionProblem
 from torchsvm.types import SolveStatus
 
 # Counterexample 1 (v(p) not concave).  Found by a seeded search over 400 random
@@ -52,18 +58,33 @@ def _data(seed: int, K: int = 10, N: int = 1, M: int = 6):
 # ----------------------------------------------------------------------- efficiency
 
 
-@pytest.mark.parametrize("method", ["block", "per_dmu"])
+@pytest.mark.parametrize("method", ["envelopment", "multiplier"])
 def test_efficiency_matches_linprog(method, seed):
     X, Y = _data(seed, K=25, N=2, M=3)
-    eff = dea.efficiency(X, Y, method=method, batch_size=7)
+    eff = dea.efficiency(X, Y, method=method)
     np.testing.assert_allclose(eff, all_efficiencies(X, Y), atol=1e-7)
 
 
-@pytest.mark.parametrize("method", ["block", "per_dmu"])
-def test_row_generation_matches_linprog(method, seed):
-    X, Y = _data(seed, K=60, N=2, M=4)
-    eff = dea.efficiency(X, Y, method=method, row_generation=True, batch_size=16)
-    np.testing.assert_allclose(eff, all_efficiencies(X, Y), atol=1e-7)
+def test_column_generation_matches_linprog(seed):
+    # many DMUs, few efficient: the envelopment LP must generate frontier columns
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(1.0, 3.0, (120, 2))
+    Y = X.sum(1, keepdims=True) * rng.uniform(0.2, 1.0, (120, 4))
+    batch = solve_efficiencies(X, Y, np.arange(120), np.arange(120))
+    np.testing.assert_allclose(batch.efficiencies, all_efficiencies(X, Y), atol=1e-7)
+    assert batch.n_columns < 120
+
+
+def test_envelopment_weights_and_lambdas_are_optimal(seed):
+    X, Y = _data(seed, K=30, N=2, M=3)
+    b = solve_efficiencies(X, Y, np.arange(30), np.arange(30), lambdas=True)
+    # multiplier feasibility and value (duality), envelopment feasibility and value
+    np.testing.assert_allclose((b.alpha * X).sum(1), 1.0, atol=1e-8)
+    assert np.all(Y @ b.beta.T - X @ b.alpha.T <= 1e-8)
+    np.testing.assert_allclose((b.beta * Y).sum(1), b.efficiencies, atol=1e-8)
+    assert b.lambdas is not None
+    assert np.all(b.lambdas @ X <= b.efficiencies[:, None] * X + 1e-8)
+    assert np.all(b.lambdas @ Y >= Y - 1e-8)
 
 
 def test_efficiency_subset_and_weights_match_linprog(seed):
@@ -120,9 +141,12 @@ def test_nondominated_rows_are_exact(seed):
     ],
 )
 @pytest.mark.parametrize("p", [2, 3])
-def test_joint_selection_matches_brute_force(objective, kw, p, seed):
+@pytest.mark.parametrize("method", ["auto", "big_m"])
+def test_joint_selection_matches_brute_force(objective, kw, p, method, seed):
     X, Y = _data(seed, K=10, M=6)
-    res = dea.select_features(X, Y, n_outputs=p, objective=objective, **kw)
+    res = dea.select_features(
+        X, Y, n_outputs=p, objective=objective, method=method, **kw
+    )
     assert res.status == SolveStatus.optimal
     best = brute_force(X, Y, p, objective, **kw)
     assert res.objective == pytest.approx(best, abs=1e-6)
@@ -160,7 +184,8 @@ def test_input_and_output_selection_matches_brute_force(seed):
     assert len(res.selected_inputs) == 2
 
 
-def test_constraints_match_brute_force(seed):
+@pytest.mark.parametrize("method", ["benders", "big_m"])
+def test_constraints_match_brute_force(method, seed):
     X, Y = _data(seed, K=10, M=7)
     costs = np.array([3.0, 1.0, 2.0, 2.0, 1.0, 3.0, 1.0])
     clusters = [([0, 1, 2], 1, 1), ([3, 4, 5, 6], 0, 2)]
@@ -173,6 +198,7 @@ def test_constraints_match_brute_force(seed):
         budget=5.0,
         clusters=clusters,
         max_correlation=0.3,
+        method=method,
     )
 
     def ok(S):
@@ -217,8 +243,8 @@ def test_infeasible_constraints_raise():
 def test_tight_big_m_values():
     X, Y = _data(1, K=6, M=4)
     Y[2, 1] = 0.0
-    m = build_selection_model(X, Y, np.arange(6), 2)
-    beta = m.layout.beta
+    m, layout = build_selection_model(DeaSelectionProblem.make(X, Y, n_outputs=2))
+    beta = layout.beta
     assert m.col_upper[beta[2, 1]] == 0.0
     np.testing.assert_allclose(m.col_upper[beta[0]], 1.0 / Y[0])
 
@@ -322,3 +348,61 @@ def test_bad_parameters_raise():
         Xz = X.copy()
         Xz[0, 0] = 0.0
         dea.select_features(np.hstack([Xz, X]), Y, n_outputs=1, n_inputs=1)
+
+
+# ----------------------------------------------------------------------- input checks (issue 16)
+
+
+def test_fractional_dmus_raise():
+    X, Y = _data(0, K=6, M=3)
+    with pytest.raises(ValueError, match="integer"):
+        dea.efficiency(X, Y, dmus=[1.5, 2])
+    # integral floats are indices, not truncations
+    np.testing.assert_allclose(
+        dea.efficiency(X, Y, dmus=[1.0, 2.0]), dea.efficiency(X, Y, dmus=[1, 2])
+    )
+
+
+def test_negative_output_costs_raise():
+    X, Y = _data(0, K=6, M=3)
+    with pytest.raises(ValueError, match="output_costs"):
+        dea.select_features(X, Y, n_outputs=1, output_costs=[1.0, -1.0, 1.0], budget=1)
+    with pytest.raises(ValueError, match="together"):
+        dea.select_features(X, Y, n_outputs=1, output_costs=[1.0, 1.0, 1.0])
+
+
+def test_nan_in_correlated_pairs_raises():
+    Y = np.array([[1.0, 2.0], [np.nan, 1.0], [3.0, 0.5]])
+    with pytest.raises(DataError, match="NaN"):
+        dea.correlated_pairs(Y, 0.5)
+    with pytest.raises(ValueError, match="max_correlation"):
+        dea.correlated_pairs(np.ones((3, 2)), float("nan"))
+
+
+def test_empty_efficiency_summary_raises():
+    with pytest.raises(ValueError, match="at least one"):
+        dea.efficiency_summary([])
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 2.5, 0, "3", True])
+def test_bad_n_outputs_raises(bad):
+    X, Y = _data(0, K=6, M=3)
+    with pytest.raises(ValueError, match="n_outputs must be a positive integer"):
+        dea.select_features(X, Y, n_outputs=bad)
+
+
+def test_time_limit_bounds_the_whole_call():
+    # greedy start, reference LPs and the exact stage share one budget
+    rng = np.random.default_rng(5)
+    X = rng.uniform(1, 2, (150, 1))
+    Y = rng.uniform(0, 1, (150, 40))
+    t0 = time.perf_counter()
+    with pytest.warns(SolverTimeLimitWarning):
+        res = dea.select_features(X, Y, n_outputs=6, time_limit=1.0)
+    # NOTE: the final efficiencies of the selection may use a reserve of 1 s.
+    assert time.perf_counter() - t0 < 1.0 + 1.0 + 0.5
+    assert res.status == SolveStatus.time_limit
+    assert len(res.selected_outputs) == 6
+    assert res.objective == pytest.approx(
+        dea.efficiency(X, Y[:, res.selected_outputs]).mean(), abs=1e-7
+    )

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from torchsvm.data.datasets import resolve_data_dir
 from torchsvm.exceptions import DataError, DatasetNotFoundError
 from torchsvm.types import FloatArray
 
@@ -58,6 +59,7 @@ __all__ = [
     "load_finland_distribution",
     "load_nve_distribution",
     "load_pft1981",
+    "make_synthetic_frontier",
     "scale_by_range",
 ]
 
@@ -120,28 +122,21 @@ def find_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
     Parameters
     ----------
     data_dir : path, optional
-        Explicit folder; otherwise ``$TORCHSVM_DATA`` and then ``../shared/data`` next to
-        the repository are tried.
+        Explicit folder; otherwise the one resolver
+        :func:`torchsvm.data.datasets.resolve_data_dir` decides (``$TORCHSVM_DATA``,
+        then ``../shared/data`` holding ``MANIFEST.md``).
 
     Returns
     -------
     Path
         The data folder.
     """
-    candidates: list[Path] = []
-    if data_dir is not None:
-        candidates.append(Path(data_dir))
-    env = os.environ.get("TORCHSVM_DATA")
-    if env:
-        candidates.append(Path(env))
-    repo = Path(__file__).resolve().parents[2]
-    candidates += [repo.parent / "shared" / "data", repo / "shared" / "data"]
-    for c in candidates:
-        if (c / "MANIFEST.md").is_file() or (data_dir is not None and c.is_dir()):
-            return c
+    path = resolve_data_dir(data_dir)
+    if (path / "MANIFEST.md").is_file() or (data_dir is not None and path.is_dir()):
+        return path
     raise DatasetNotFoundError(
         "staged DEA data not found; pass data_dir= or set TORCHSVM_DATA to the folder "
-        f"holding MANIFEST.md (tried {[str(c) for c in candidates]})"
+        f"holding MANIFEST.md (resolved to {str(path)!r})"
     )
 
 
@@ -174,6 +169,51 @@ def scale_by_range(Y: FloatArray) -> FloatArray:
         bad = np.flatnonzero(rng <= 0).tolist()
         raise DataError(f"columns {bad} are constant; they cannot be scaled by range")
     return Y / rng
+
+
+def make_synthetic_frontier(
+    n_dmus: int,
+    n_inputs: int = 1,
+    n_outputs: int = 100,
+    *,
+    n_factors: int = 3,
+    seed: int = 0,
+) -> tuple[FloatArray, FloatArray]:
+    """Synthetic CRS frontier shaped like the thesis' data (SPEC S7 substitute).
+
+    The thesis' 182 operators x 100 outputs are not public.  This generator gives DMUs
+    whose outputs are driven by a few latent cost drivers, as network outputs are:
+    inputs ``x ~ U(1, 10)^N``; size ``s = mean_i x_i``; half-normal inefficiency
+    ``u ~ |N(0, 0.3)|``; outputs ``y_o = s exp(-u) (w . F_o) eps`` with Dirichlet
+    mixing weights ``w`` over ``n_factors`` factors ``F ~ U(0.5, 1.5)`` and 2 %
+    log-normal noise ``eps``; outputs divided by their range.
+
+    Parameters
+    ----------
+    n_dmus, n_inputs, n_outputs : int
+        K, N, M.
+    n_factors : int
+        Latent output factors.
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    X : ndarray of shape (K, N)
+    Y : ndarray of shape (K, M)
+        Range-normalised outputs.
+    """
+    if min(n_dmus, n_inputs, n_outputs, n_factors) < 1 or n_dmus < 2:
+        raise ValueError("need n_dmus >= 2 and n_inputs, n_outputs, n_factors >= 1")
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(1, 10, (n_dmus, n_inputs))
+    size = X.mean(axis=1)
+    u = np.abs(rng.normal(0, 0.3, n_dmus))
+    mix = rng.dirichlet(np.ones(n_factors), n_dmus) @ rng.uniform(
+        0.5, 1.5, (n_factors, n_outputs)
+    )
+    Y = (size * np.exp(-u))[:, None] * mix * rng.lognormal(0, 0.02, (n_dmus, n_outputs))
+    return X, Y / (Y.max(0) - Y.min(0))
 
 
 def load_nve_distribution(

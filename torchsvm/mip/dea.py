@@ -1,20 +1,37 @@
-r"""Formulation builders for feature selection in DEA (SPEC S7, thesis ch. 5).
+r"""DEA models and their solvers (SPEC S7, thesis ch. 5).
 
 Notation: K DMUs with inputs ``X (K, N) >= 0`` and outputs ``Y (K, M) >= 0``; the
 evaluated DMUs are a set ``S`` (one DMU for the individual models OSDEA(k)/FSDEA(k),
 all K for the joint model OSDEA(p)); the reference set ``R`` holds the DMUs whose
-frontier rows are kept (all K by default, see Notes).
+frontier rows are kept (see Notes).
 
 Efficiency LP (CRS, input oriented, multiplier form), one block per ``k in S``::
 
     (1) E(k) = max  sum_o beta_o^k y_o^k
     (2)  s.t.  sum_o beta_o^k y_o^j - sum_i alpha_i^k x_i^j <= 0      j in R
     (3)        sum_i alpha_i^k x_i^k = 1
-    (4)        alpha^k, beta^k >= 0
+    (4)        alpha^k, beta^k >= 0      (L_o <= beta_o^k <= U_o with weight bounds)
 
-``build_efficiency_model`` stacks the blocks of a batch of DMUs into one block-diagonal
-LP (the objective is the sum of the block objectives, so every block is at its own
-optimum at the optimum of the sum).
+Its dual, the envelopment form, is what :func:`solve_efficiencies` solves::
+
+    (E)  E(k) = min  theta + sum_o U_o mu_o - sum_o L_o nu_o
+          s.t.  sum_{j in C} lambda_j x_i^j - theta x_i^k <= 0        i = 1..N
+                sum_{j in C} lambda_j y_o^j + mu_o - nu_o >= y_o^k    o = 1..M
+                lambda, mu, nu >= 0
+
+(``mu`` only for finite ``U_o``, ``nu`` only for ``L_o > 0``).  From one DMU to the
+next only the column of ``theta`` (N entries) and the right-hand side change, so one
+HiGHS model is kept (:class:`torchsvm.mip.highs.PersistentLp`) and dual simplex restarts
+from the previous basis.  The multiplier weights are the row duals:
+``alpha_i = -dual_i``, ``beta_o = dual_o``.  Columns ``C`` are generated: start from
+the DMU with the best ratio ``y_o / sum_i x_i`` per output, add the DMUs whose
+multiplier row (2) the current weights violate (negative reduced cost of
+``lambda_j``), re-solve; the columns persist across DMUs and converge to the frontier.
+The result is the optimum over all of ``R`` (no violated row is left).
+
+``build_efficiency_model`` stacks the multiplier blocks of a batch of DMUs into one
+block-diagonal LP (``method="multiplier"`` of :func:`solve_efficiencies`, kept as a
+second, independent formulation).
 
 Selection model (OSDEA / FSDEA, individual or joint), variables ``alpha^k, beta^k``
 for ``k in S``, binaries ``z_o`` (outputs) and optionally ``zt_i`` (inputs), shared by
@@ -39,6 +56,25 @@ Objectives (``objective=``)::
     quadratic  min sum_k (1 - e_k)^2 = sum_k e_k^2 - 2 sum_k e_k + |S|   (a convex MIQP,
                solved by outer approximation, SPEC S5 "Solving")
 
+``build_selection_model`` states (1)-(14) in one MILP ("big_m" method).  For the
+joint model without weight bounds or input selection, :func:`solve_selection` uses a
+Benders decomposition instead ("benders"): the LP (1)-(5) of DMU k with ``z`` fixed
+has the dual (E) with ``U_o = z_o / y_o^k``, whose feasible set does not depend on
+``z``.  Any dual point therefore bounds ``E_k(z)`` for every ``z``; the optimal
+envelopment solution ``(theta, lambda)`` of a selection ``T`` gives the cut::
+
+    (15) e_k <= E_k(T) + sum_{o not in T, y_o^k > 0} max(0, 1 - lambda . y_o / y_o^k) z_o
+
+(``mu_o = max(0, y_o^k - lambda . y_o)`` makes the dual feasible for ``o`` outside
+``T``; its cost is ``mu_o z_o / y_o^k``), tight at ``z = 1_T``.  With the
+subadditivity ``E_k(A u B) <= E_k(A) + E_k(B)`` (split ``beta``) this also gives
+``(16) e_k <= sum_o E_k({o}) z_o`` and monotonicity ``(17) e_k <= E_k(all outputs)``.
+The master is a MILP over ``z`` and ``e`` only (M binaries, |S| continuous) with the
+rows (8)-(11), (13)-(14), (16), (17) and the cuts (15) found so far; its dual bound is
+a valid upper bound, every master solution evaluated by LP is a lower bound, and the
+loop stops at ``mip_rel_gap`` or the time limit.  Cuts of every selection the greedy
+start evaluated are kept in a pool and enter the master when violated.
+
 Notes
 -----
 * Tight big-M (5): row ``j = k`` of (2) with (3) gives ``sum_o beta_o^k y_o^k <= 1``,
@@ -51,9 +87,9 @@ Notes
   inefficient under every selection (dropping an output forces ``beta_o = 0``, dropping
   an input forces ``alpha_i = 0``: both restrict (1)-(4)), and the row (2) of an
   inefficient DMU is implied by the rows of the efficient ones (its envelopment
-  peers are efficient).  Callers may therefore pass ``R`` = the DMUs efficient in the
+  peers are efficient).  Selections therefore use ``R`` = the DMUs efficient in the
   full model; this is exact for every selection but is not used with weight bounds,
-  which break the cone argument.
+  which break the cone argument (there ``R`` = the non-dominated DMUs).
 * The percentile is counted as in SPEC S7: ``delta_k = 1`` marks the ``r`` DMUs that must
   reach ``lam``, so the optimum is the ``r``-th largest efficiency (``percentile=100``
   is the minimum).
@@ -61,31 +97,57 @@ Notes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import logging
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
-from torchsvm.exceptions import DataError, InfeasibleProblemError
-from torchsvm.types import ArrayLike, FloatArray, NDArray
+from torchsvm.exceptions import (
+    DataError,
+    InfeasibleProblemError,
+    SolverError,
+    SolverTimeLimitWarning,
+)
+from torchsvm.mip.highs import PersistentLp
+from torchsvm.mip.model import MipConfig, MipModel
+from torchsvm.mip.solve import solve_model
+from torchsvm.problems.dea import (
+    DeaSelectionProblem,
+    DeaSelectionResult,
+    aggregate,
+)
+from torchsvm.types import ArrayLike, FloatArray, NDArray, SolveStatus
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "DeaLayout",
-    "DeaModelArrays",
-    "OBJECTIVES",
+    "EfficiencyBatch",
+    "SelectionEvaluator",
     "build_efficiency_model",
+    "build_envelopment_model",
     "build_selection_model",
+    "efficient_reference",
+    "greedy_path",
     "nondominated_dmus",
     "output_beta_bounds",
+    "solve_efficiencies",
+    "solve_selection",
 ]
 
-OBJECTIVES: tuple[str, ...] = ("mean", "weighted", "min", "percentile", "quadratic")
+_EFF_TOL = 1e-6
+_VIOL_TOL = 1e-9
+_COLS_PER_ROUND = 5
+_NNZ_PER_BATCH = 2_000_000
 
 
 @dataclass(frozen=True)
 class DeaLayout:
-    """Column indices of a DEA model.
+    """Column indices of a DEA multiplier / selection model.
 
     Attributes
     ----------
@@ -113,45 +175,6 @@ class DeaLayout:
     eff: NDArray | None = None
     lam: int | None = None
     delta: NDArray | None = None
-
-
-@dataclass(frozen=True)
-class DeaModelArrays:
-    """The arrays of a ``torchsvm.mip.highs.MipModel`` plus the column layout."""
-
-    c: FloatArray
-    A: sp.csr_array
-    row_lower: FloatArray
-    row_upper: FloatArray
-    col_lower: FloatArray
-    col_upper: FloatArray
-    integrality: NDArray | None
-    Q: sp.csr_array | None
-    offset: float
-    sense: str
-    layout: DeaLayout
-
-    @property
-    def n_cols(self) -> int:
-        """Number of columns."""
-        return int(self.c.shape[0])
-
-    def to_mip_model(self):  # type: ignore[no-untyped-def]  # noqa: ANN201
-        """Return the ``MipModel`` (imported lazily from ``torchsvm.mip.highs``)."""
-        from torchsvm.mip.model import MipModel
-
-        return MipModel(
-            c=self.c,
-            A=self.A,
-            row_lower=self.row_lower,
-            row_upper=self.row_upper,
-            col_lower=self.col_lower,
-            col_upper=self.col_upper,
-            integrality=self.integrality,
-            Q=self.Q,
-            offset=self.offset,
-            sense=self.sense,
-        )
 
 
 class _Rows:
@@ -324,8 +347,8 @@ def build_efficiency_model(
     dmus: NDArray,
     reference: NDArray | None = None,
     weight_bounds: tuple[FloatArray, FloatArray] | None = None,
-) -> DeaModelArrays:
-    """Block-diagonal LP (1)-(4) for a batch of DMUs.
+) -> tuple[MipModel, DeaLayout]:
+    """Block-diagonal multiplier LP (1)-(4) for a batch of DMUs.
 
     Parameters
     ----------
@@ -339,8 +362,9 @@ def build_efficiency_model(
 
     Returns
     -------
-    DeaModelArrays
+    model : MipModel
         ``sense="max"``; the objective is the sum of the batch's efficiencies.
+    layout : DeaLayout
     """
     dmus = np.asarray(dmus, dtype=np.int64)
     K, N = X.shape
@@ -360,73 +384,361 @@ def build_efficiency_model(
     lb, ub = output_beta_bounds(X, Y, dmus, weight_bounds)
     col_lower[beta.ravel()] = lb.ravel()
     col_upper[beta.ravel()] = np.where(ub > 0, ub, 0.0).ravel()
-    return DeaModelArrays(
+    model = MipModel(
         c=c,
         A=A,
         row_lower=lo,
         row_upper=hi,
         col_lower=col_lower,
         col_upper=col_upper,
-        integrality=None,
-        Q=None,
-        offset=0.0,
         sense="max",
-        layout=DeaLayout(dmus=dmus, alpha=alpha, beta=beta),
     )
+    return model, DeaLayout(dmus=dmus, alpha=alpha, beta=beta)
 
 
-def build_selection_model(
+@dataclass(frozen=True)
+class EnvelopmentLayout:
+    """Columns of the envelopment LP (E): ``theta``, ``mu``, ``nu``, then ``lambda``.
+
+    Attributes
+    ----------
+    n_inputs, n_outputs : int
+        Rows: N input rows, then M output rows.
+    mu, nu : ndarray of int
+        Outputs with a ``mu_o`` (finite ``U_o``) / ``nu_o`` (``L_o > 0``) column.
+    n_fixed : int
+        Columns before the first ``lambda``.
+    """
+
+    n_inputs: int
+    n_outputs: int
+    mu: NDArray
+    nu: NDArray
+    n_fixed: int
+
+
+def build_envelopment_model(
     X: FloatArray,
     Y: FloatArray,
-    dmus: NDArray,
-    n_outputs: int | None,
-    n_inputs: int | None = None,
-    objective: str = "mean",
-    weights: FloatArray | None = None,
-    percentile: float | None = None,
+    k: int,
+    columns: NDArray,
     weight_bounds: tuple[FloatArray, FloatArray] | None = None,
-    output_costs: FloatArray | None = None,
-    budget: float | None = None,
-    clusters: Sequence[tuple[Sequence[int], int, int]] | None = None,
-    excluded_pairs: Sequence[tuple[int, int]] | None = None,
-    reference: NDArray | None = None,
-) -> DeaModelArrays:
-    """Selection MILP / MIQP (1)-(14) for the evaluated DMUs ``dmus``.
+) -> tuple[MipModel, EnvelopmentLayout]:
+    """Envelopment LP (E) of DMU ``k`` with the ``lambda`` columns of ``columns``.
 
     Parameters
     ----------
     X, Y : ndarray of shape (K, N), (K, M)
-        Validated data (inputs must be > 0 when ``n_inputs`` is given).
-    dmus : ndarray of shape (S,)
-        Evaluated DMUs: one for OSDEA(k) / FSDEA(k), all K for the joint model.
-    n_outputs : int or None
-        ``p`` in (8); ``None`` keeps every output (no output binaries).
-    n_inputs : int or None
-        ``pt`` in (8); ``None`` keeps every input.
-    objective : {"mean", "weighted", "min", "percentile", "quadratic"}
-        See the module docstring.
-    weights : ndarray of shape (S,), optional
-        ``w_k`` of the weighted objective.
-    percentile : float, optional
-        ``pi`` of the percentile objective (``r = floor(S pi / 100)``).
+    k : int
+        Evaluated DMU.
+    columns : ndarray of int
+        DMUs with a ``lambda_j`` column.
     weight_bounds : (L, U), optional
-        Arrays of shape (M,) for (5)-(6).
-    output_costs, budget : optional
-        (9).
-    clusters : sequence of (indices, pmin, pmax), optional
-        (10).
-    excluded_pairs : sequence of (o, o'), optional
-        (11).
-    reference : ndarray, optional
-        Rows (2) kept (see Notes of the module).
 
     Returns
     -------
-    DeaModelArrays
+    model : MipModel
+        ``sense="min"``; its optimum is ``E(k)``.
+    layout : EnvelopmentLayout
     """
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    N, M = X.shape[1], Y.shape[1]
+    if weight_bounds is None:
+        mu = nu = np.zeros(0, dtype=np.int64)
+        U = L = np.zeros(M)
+    else:
+        L, U = weight_bounds
+        mu = np.flatnonzero(np.isfinite(U))
+        nu = np.flatnonzero(L > 0)
+    n_fixed = 1 + len(mu) + len(nu)
+    cols = np.asarray(columns, dtype=np.int64)
+    theta_col = np.concatenate([-X[k], np.zeros(M)])
+    mu_cols = np.zeros((N + M, len(mu)))
+    mu_cols[N + mu, np.arange(len(mu))] = 1.0
+    nu_cols = np.zeros((N + M, len(nu)))
+    nu_cols[N + nu, np.arange(len(nu))] = -1.0
+    lam_cols = np.vstack([X[cols].T, Y[cols].T])
+    A = sp.csr_array(np.hstack([theta_col[:, None], mu_cols, nu_cols, lam_cols]))
+    c = np.concatenate([[1.0], U[mu], -L[nu], np.zeros(len(cols))])
+    model = MipModel(
+        c=c,
+        A=A,
+        row_lower=np.concatenate([np.full(N, -np.inf), Y[k]]),
+        row_upper=np.concatenate([np.zeros(N), np.full(M, np.inf)]),
+        col_lower=np.concatenate([[-np.inf], np.zeros(n_fixed - 1 + len(cols))]),
+        col_upper=np.full(n_fixed + len(cols), np.inf),
+        sense="min",
+    )
+    return model, EnvelopmentLayout(N, M, mu, nu, n_fixed)
+
+
+@dataclass(frozen=True)
+class EfficiencyBatch:
+    """Efficiencies of a set of DMUs with their multiplier and envelopment solutions.
+
+    Attributes
+    ----------
+    efficiencies : ndarray of shape (S,)
+    alpha : ndarray of shape (S, N)
+        Optimal input weights (``alpha . x^k = 1``).
+    beta : ndarray of shape (S, M)
+        Optimal output weights.
+    lambdas : ndarray of shape (S, R) or None
+        Envelopment intensities over ``reference`` (``method="envelopment"``).
+    reference : ndarray of shape (R,)
+    n_columns : int
+        ``lambda`` columns generated (envelopment).
+    """
+
+    efficiencies: FloatArray
+    alpha: FloatArray
+    beta: FloatArray
+    lambdas: FloatArray | None
+    reference: NDArray
+    n_columns: int = 0
+
+
+def _remaining(deadline: float | None, what: str) -> float:
+    if deadline is None:
+        return 1e9
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        raise SolverError(f"{what}: time limit reached before all LPs were solved")
+    return left
+
+
+def _seed_columns(X: FloatArray, Y: FloatArray, reference: NDArray) -> NDArray:
+    ratio = Y[reference] / X[reference].sum(axis=1, keepdims=True)
+    return np.unique(reference[np.argmax(ratio, axis=0)])
+
+
+def _solve_envelopment(
+    X: FloatArray,
+    Y: FloatArray,
+    dmus: NDArray,
+    reference: NDArray,
+    weight_bounds: tuple[FloatArray, FloatArray] | None,
+    config: MipConfig,
+    deadline: float | None,
+    want_lambdas: bool,
+    columns: NDArray | None = None,
+) -> EfficiencyBatch:
+    S = len(dmus)
+    N, M = X.shape[1], Y.shape[1]
+    eff = np.zeros(S)
+    alpha = np.zeros((S, N))
+    beta = np.zeros((S, M))
+    lambdas = np.zeros((S, len(reference))) if want_lambdas else None
+    if S == 0:
+        return EfficiencyBatch(eff, alpha, beta, lambdas, reference)
+    pos = {int(j): t for t, j in enumerate(reference)}
+    cols = _seed_columns(X, Y, reference) if columns is None else np.asarray(columns)
+    in_model = np.zeros(len(reference), dtype=bool)
+    in_model[[pos[int(j)] for j in cols]] = True
+    model, lay = build_envelopment_model(X, Y, int(dmus[0]), cols, weight_bounds)
+    lp = PersistentLp(model, config)
+    col_dmus = list(cols.tolist())
+    in_rows = np.arange(N)
+    out_rows = N + np.arange(M)
+    zeros_n = np.zeros(N, dtype=np.int64)
+    infs = np.full(M, np.inf)
+    Xr, Yr = X[reference], Y[reference]
+    all_in = bool(in_model.all())
+    for s, k in enumerate(dmus.tolist()):
+        lp.change_coefficients(in_rows, zeros_n, -X[k])
+        lp.change_row_bounds(out_rows, Y[k], infs)
+        while True:
+            res = lp.solve(_remaining(deadline, "DEA efficiency LPs"))
+            if res.status in (SolveStatus.unbounded, SolveStatus.infeasible):
+                raise InfeasibleProblemError(
+                    f"efficiency LP of DMU {k} has no feasible weights (weight bounds "
+                    "incompatible with sum_o beta_o y_o^j <= sum_i alpha_i x_i^j)"
+                )
+            if res.status is SolveStatus.time_limit:
+                raise SolverError("DEA efficiency LPs: time limit reached")
+            if res.status is not SolveStatus.optimal or res.row_duals is None:
+                raise SolverError(
+                    f"efficiency LP of DMU {k} not solved: {res.status} {res.message}"
+                )
+            a = np.maximum(-res.row_duals[:N], 0.0)
+            b = np.maximum(res.row_duals[N:], 0.0)
+            if all_in:
+                break
+            viol = Yr @ b - Xr @ a
+            viol[in_model] = -np.inf
+            scale = 1.0 + Xr @ a
+            cand = np.flatnonzero(viol > _VIOL_TOL * scale)
+            if cand.size == 0:
+                break
+            top = cand[np.argsort(-viol[cand])[:_COLS_PER_ROUND]]
+            in_model[top] = True
+            all_in = bool(in_model.all())
+            new = reference[top]
+            col_dmus.extend(new.tolist())
+            block = sp.csc_array(np.vstack([X[new].T, Y[new].T]))
+            lp.add_columns(
+                np.zeros(len(new)), np.zeros(len(new)), np.full(len(new), np.inf), block
+            )
+        assert res.x is not None
+        eff[s] = res.objective
+        alpha[s], beta[s] = a, b
+        if lambdas is not None:
+            lam = res.x[lay.n_fixed :]
+            lambdas[s, [pos[j] for j in col_dmus]] = np.maximum(lam, 0.0)
+    return EfficiencyBatch(
+        np.clip(eff, 0.0, None), alpha, beta, lambdas, reference, len(col_dmus)
+    )
+
+
+def _solve_multiplier(
+    X: FloatArray,
+    Y: FloatArray,
+    dmus: NDArray,
+    reference: NDArray,
+    weight_bounds: tuple[FloatArray, FloatArray] | None,
+    config: MipConfig,
+    deadline: float | None,
+    batch_size: int | None,
+) -> EfficiencyBatch:
+    S = len(dmus)
+    N, M = X.shape[1], Y.shape[1]
+    alpha = np.zeros((S, N))
+    beta = np.zeros((S, M))
+    size = batch_size or max(1, _NNZ_PER_BATCH // max(1, len(reference) * (N + M)))
+    for start in range(0, S, size):
+        idx = np.arange(start, min(S, start + size))
+        model, lay = build_efficiency_model(X, Y, dmus[idx], reference, weight_bounds)
+        cfg = MipConfig(
+            time_limit=_remaining(deadline, "DEA efficiency LPs"),
+            threads=config.threads,
+            feasibility_tol=config.feasibility_tol,
+        )
+        r = solve_model(model, cfg)
+        if r.status == SolveStatus.infeasible:
+            raise InfeasibleProblemError(
+                f"efficiency LP infeasible for DMUs {dmus[idx][:5].tolist()} (weight "
+                "bounds incompatible with sum_o beta_o y_o^j <= sum_i alpha_i x_i^j)"
+            )
+        if r.x is None or r.status != SolveStatus.optimal:
+            raise SolverError(f"efficiency LP not solved: {r.status} {r.message}")
+        alpha[idx] = r.x[lay.alpha]
+        beta[idx] = r.x[lay.beta]
+    eff = np.einsum("sm,sm->s", beta, Y[dmus])
+    return EfficiencyBatch(np.clip(eff, 0.0, None), alpha, beta, None, reference)
+
+
+def solve_efficiencies(
+    X: FloatArray,
+    Y: FloatArray,
+    dmus: NDArray,
+    reference: NDArray | None = None,
+    weight_bounds: tuple[FloatArray, FloatArray] | None = None,
+    config: MipConfig | None = None,
+    *,
+    deadline: float | None = None,
+    method: str = "envelopment",
+    lambdas: bool = False,
+    batch_size: int | None = None,
+) -> EfficiencyBatch:
+    """CRS input-oriented efficiencies of the DMUs ``dmus`` (LP (1)-(4) / (E)).
+
+    Parameters
+    ----------
+    X, Y : ndarray of shape (K, N), (K, M)
+        Validated data.
+    dmus : ndarray of shape (S,)
+    reference : ndarray, optional
+        DMUs whose rows (2) / columns ``lambda`` are kept (default: the non-dominated
+        DMUs, :func:`nondominated_dmus`).
+    weight_bounds : (L, U), optional
+    config : MipConfig, optional
+        Tolerances and threads.
+    deadline : float, optional
+        ``time.perf_counter()`` value by which all LPs must be solved.
+    method : {"envelopment", "multiplier"}
+        Persistent envelopment LP with column generation, or block-diagonal
+        multiplier LPs of about 2e6 nonzeros each.
+    lambdas : bool
+        Also return the envelopment intensities (envelopment only).
+    batch_size : int, optional
+        DMUs per block (multiplier only).
+
+    Returns
+    -------
+    EfficiencyBatch
+
+    Raises
+    ------
+    InfeasibleProblemError
+        Weight bounds that admit no weights.
+    SolverError
+        An LP that HiGHS does not solve, or the deadline passed.
+    """
+    config = MipConfig() if config is None else config
     dmus = np.asarray(dmus, dtype=np.int64)
+    ref = nondominated_dmus(X, Y) if reference is None else np.asarray(reference)
+    if method == "envelopment":
+        return _solve_envelopment(
+            X, Y, dmus, ref, weight_bounds, config, deadline, lambdas
+        )
+    if method == "multiplier":
+        if lambdas:
+            raise ValueError("lambdas=True needs method='envelopment'")
+        return _solve_multiplier(
+            X, Y, dmus, ref, weight_bounds, config, deadline, batch_size
+        )
+    raise ValueError(f"method must be 'envelopment' or 'multiplier', got {method!r}")
+
+
+def efficient_reference(
+    X: FloatArray,
+    Y: FloatArray,
+    weight_bounds: tuple[FloatArray, FloatArray] | None,
+    config: MipConfig,
+    deadline: float | None = None,
+) -> tuple[NDArray, FloatArray | None]:
+    """Rows needed for every selection, and the full-model efficiencies.
+
+    Returns the DMUs efficient with all inputs and outputs (see Notes of the module)
+    and their efficiencies ``E_k(all)`` of every DMU; with weight bounds, the
+    non-dominated DMUs and ``None``.
+    """
+    nd = nondominated_dmus(X, Y)
+    if weight_bounds is not None:
+        return nd, None
+    full = _solve_envelopment(
+        X, Y, np.arange(X.shape[0]), nd, None, config, deadline, False
+    )
+    return np.flatnonzero(full.efficiencies >= 1.0 - _EFF_TOL), full.efficiencies
+
+
+def build_selection_model(
+    problem: DeaSelectionProblem, reference: NDArray | None = None
+) -> tuple[MipModel, DeaLayout]:
+    """Selection MILP / MIQP (1)-(14) of a problem ("big_m").
+
+    Parameters
+    ----------
+    problem : DeaSelectionProblem
+        Validated data, counts, objective and constraints.
+    reference : ndarray, optional
+        Rows (2) kept (see Notes of the module; default all K).
+
+    Returns
+    -------
+    model : MipModel
+    layout : DeaLayout
+    """
+    X, Y = problem.X, problem.Y
+    dmus = problem.evaluated
+    n_outputs, n_inputs = problem.n_outputs, problem.n_inputs
+    objective = problem.objective.name
+    weights = problem.objective.weights
+    percentile = problem.objective.percentile
+    cons = problem.constraints
+    weight_bounds = cons.weight_bounds
+    output_costs, budget = cons.output_costs, cons.budget
+    clusters = [(g.members, g.p_min, g.p_max) for g in cons.clusters]
+    excluded_pairs = list(cons.excluded_pairs)
     K, N = X.shape
     M = Y.shape[1]
     reference = np.arange(K) if reference is None else np.asarray(reference)
@@ -609,7 +921,7 @@ def build_selection_model(
         )
         offset = float(S)
         sense = "min"
-    return DeaModelArrays(
+    model = MipModel(
         c=c,
         A=A,
         row_lower=lo,
@@ -620,14 +932,729 @@ def build_selection_model(
         Q=Q,
         offset=offset,
         sense=sense,
-        layout=DeaLayout(
-            dmus=dmus,
-            alpha=alpha,
-            beta=beta,
-            z=z,
-            z_in=z_in,
-            eff=eff,
-            lam=lam,
-            delta=delta,
-        ),
+    )
+    layout = DeaLayout(
+        dmus=dmus,
+        alpha=alpha,
+        beta=beta,
+        z=z,
+        z_in=z_in,
+        eff=eff,
+        lam=lam,
+        delta=delta,
+    )
+    return model, layout
+
+
+# --------------------------------------------------------------------------- selection
+
+
+@dataclass
+class SelectionEvaluator:
+    """LP efficiencies of selections, with the cut data (15) of each."""
+
+    problem: DeaSelectionProblem
+    reference: NDArray
+    config: MipConfig
+    deadline: float | None
+    n_lps: int = 0
+
+    def __call__(
+        self,
+        outputs: NDArray,
+        inputs: NDArray | None = None,
+        dmus: NDArray | None = None,
+        lambdas: bool = False,
+    ) -> EfficiencyBatch:
+        """Efficiencies of ``dmus`` (default the evaluated ones) under a selection."""
+        X, Y = self.problem.X, self.problem.Y
+        ins = np.arange(X.shape[1]) if inputs is None else inputs
+        dm = self.problem.evaluated if dmus is None else dmus
+        wb = self.problem.constraints.weight_bounds
+        wb = None if wb is None else (wb[0][outputs], wb[1][outputs])
+        self.n_lps += len(dm)
+        return _solve_envelopment(
+            X[:, ins],
+            Y[:, outputs],
+            dm,
+            self.reference,
+            wb,
+            self.config,
+            self.deadline,
+            lambdas,
+            columns=self.reference if wb is None else None,
+        )
+
+    def value(self, outputs: NDArray, inputs: NDArray | None = None) -> float:
+        """Objective of a selection."""
+        eff = self(outputs, inputs).efficiencies
+        return aggregate(eff, self.problem.objective)
+
+
+@dataclass
+class _CutPool:
+    """Cuts (15) ``e_k <= const_k + coef_k . z`` from evaluated selections."""
+
+    const: list[FloatArray] = field(default_factory=list)  # each (S,)
+    coef: list[FloatArray] = field(default_factory=list)  # each (S, M)
+    singles: dict[int, FloatArray] = field(default_factory=dict)  # o -> E_k({o})
+
+    def add(
+        self,
+        Y_eval: FloatArray,
+        Y_ref: FloatArray,
+        outputs: NDArray,
+        batch: EfficiencyBatch,
+    ) -> None:
+        """Cuts of one selection from its envelopment solution."""
+        assert batch.lambdas is not None
+        ly = batch.lambdas @ Y_ref  # (S, M): lambda . y_o over all outputs
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.where(Y_eval > 0, np.maximum(0.0, 1.0 - ly / Y_eval), 0.0)
+        g[:, outputs] = 0.0
+        self.const.append(batch.efficiencies.copy())
+        self.coef.append(g)
+        if len(outputs) == 1:
+            self.singles[int(outputs[0])] = batch.efficiencies.copy()
+
+
+def _pool_bounds(
+    pool: _CutPool, chosen: list[int], e_upper: FloatArray, M: int
+) -> FloatArray:
+    """Upper bounds ``(S, M)`` on ``E_k(chosen + [o])`` from the cuts (15)-(17)."""
+    ub = np.broadcast_to(np.minimum(e_upper, 1.0)[:, None], (len(e_upper), M)).copy()
+    if len(pool.singles) == M:
+        single = np.stack([pool.singles[o] for o in range(M)], axis=1)
+        ub = np.minimum(ub, single[:, chosen].sum(axis=1, keepdims=True) + single)
+    for const, coef in zip(pool.const, pool.coef):
+        base = const + coef[:, chosen].sum(axis=1)
+        np.minimum(ub, base[:, None] + coef, out=ub)
+    return ub
+
+
+def greedy_path(
+    evaluate: SelectionEvaluator,
+    n_steps: int,
+    deadline: float | None = None,
+    pool: _CutPool | None = None,
+    e_upper: FloatArray | None = None,
+) -> tuple[list[NDArray], list[float]]:
+    """Greedy nested output selection (Pastor, Ruiz and Sirvent 2002).
+
+    Adds, step by step, the output whose addition gives the best objective given those
+    already chosen, among the outputs the constraints still allow (ties: the lowest
+    index).  Stops early (with the steps done) when ``deadline`` passes.
+
+    With ``e_upper`` (the full-model efficiencies) and no weight bounds, candidates are
+    evaluated in decreasing order of an upper bound on their objective from the cuts
+    (15)-(17) of the selections evaluated so far, and a step ends as soon as no
+    remaining candidate can beat the best one: the same selections, fewer LPs.
+
+    Returns
+    -------
+    selections : list of ndarray of int
+        Nested selections for p = 1..(steps done).
+    values : list of float
+    """
+    prob = evaluate.problem
+    M = prob.Y.shape[1]
+    cons = prob.constraints
+    obj = prob.objective
+    lazy = e_upper is not None and cons.weight_bounds is None and obj.maximise
+    if lazy and pool is None:
+        pool = _CutPool()
+    chosen: list[int] = []
+    path: list[NDArray] = []
+    values: list[float] = []
+    Y_eval = prob.Y[prob.evaluated]
+    Y_ref = prob.Y[evaluate.reference]
+    for _ in range(n_steps):
+        cand = [o for o in range(M) if o not in chosen and cons.can_add(chosen, o)]
+        bounds = np.full(M, np.inf)
+        if lazy:
+            assert pool is not None and e_upper is not None
+            ub = _pool_bounds(pool, chosen, e_upper, M)
+            bounds = np.array([aggregate(ub[:, o], obj) for o in range(M)])
+            cand.sort(key=lambda o: (-bounds[o], o))
+        best_o, best_v = -1, float("nan")
+        for o in cand:
+            if best_o >= 0 and bounds[o] < best_v - 1e-12:
+                break
+            if deadline is not None and time.perf_counter() > deadline:
+                return path, values
+            outs = np.array(sorted(chosen + [o]))
+            batch = evaluate(outs, lambdas=pool is not None)
+            if pool is not None:
+                pool.add(Y_eval, Y_ref, outs, batch)
+            v = aggregate(batch.efficiencies, obj)
+            tie = best_o >= 0 and abs(v - best_v) <= 1e-12 and o < best_o
+            if best_o < 0 or obj.better(v, best_v) or tie:
+                best_o, best_v = o, v
+        if best_o < 0:
+            break
+        chosen.append(best_o)
+        path.append(np.array(sorted(chosen)))
+        values.append(best_v)
+    return path, values
+
+
+def _greedy_inputs(
+    evaluate: SelectionEvaluator, outputs: NDArray, n_inputs: int
+) -> tuple[NDArray, float]:
+    N = evaluate.problem.X.shape[1]
+    obj = evaluate.problem.objective
+    picked: list[int] = []
+    best = (float("nan"), -1)
+    for _ in range(n_inputs):
+        best = (float("nan"), -1)
+        for i in range(N):
+            if i in picked:
+                continue
+            v = evaluate.value(outputs, np.array(sorted(picked + [i])))
+            if best[1] < 0 or obj.better(v, best[0]):
+                best = (v, i)
+        picked.append(best[1])
+    return np.array(sorted(picked)), best[0]
+
+
+def _start_vector(
+    evaluate: SelectionEvaluator,
+    layout: DeaLayout,
+    n_cols: int,
+    outputs: NDArray,
+    inputs: NDArray,
+) -> FloatArray:
+    """A MIP start for the big-M model from the LP weights of a selection."""
+    prob = evaluate.problem
+    x = np.zeros(n_cols)
+    batch = evaluate(outputs, inputs)
+    x[layout.alpha[:, inputs]] = batch.alpha
+    x[layout.beta[:, outputs]] = batch.beta
+    if layout.z is not None:
+        x[layout.z[outputs]] = 1.0
+    if layout.z_in is not None:
+        x[layout.z_in[inputs]] = 1.0
+    e = np.clip(batch.efficiencies, 0.0, 1.0)
+    if layout.eff is not None:
+        x[layout.eff] = e
+    if layout.lam is not None:
+        if prob.objective.name == "min":
+            x[layout.lam] = e.min()
+        else:
+            assert prob.objective.percentile is not None and layout.delta is not None
+            r = int(np.floor(len(e) * prob.objective.percentile / 100.0 + 1e-9))
+            top = np.argsort(-e, kind="stable")[:r]
+            x[layout.delta[top]] = 1.0
+            x[layout.lam] = e[top].min()
+    return x
+
+
+@dataclass(frozen=True)
+class _Exact:
+    outputs: NDArray
+    inputs: NDArray
+    bound: float
+    status: SolveStatus
+    extra: dict[str, float]
+
+
+def _infeasible(problem: DeaSelectionProblem) -> InfeasibleProblemError:
+    c = problem.constraints
+    return InfeasibleProblemError(
+        f"no selection of {problem.n_outputs} outputs / {problem.n_inputs} inputs "
+        f"satisfies the constraints (budget={c.budget}, {len(c.clusters)} clusters, "
+        f"{len(c.excluded_pairs)} excluded correlated pairs, "
+        f"weight bounds={c.weight_bounds is not None})"
+    )
+
+
+def _any_selection(prob: DeaSelectionProblem) -> NDArray | None:
+    """A selection satisfying the constraints, found without LPs (time-limit fallback).
+
+    Adds outputs by decreasing mean value where the constraints allow; ``None`` when
+    that does not reach a complete admissible selection.
+    """
+    if prob.n_outputs is None:
+        return None
+    chosen: list[int] = []
+    for o in np.argsort(-prob.Y.mean(axis=0), kind="stable").tolist():
+        if len(chosen) == prob.n_outputs:
+            break
+        if prob.constraints.can_add(chosen, o):
+            chosen.append(o)
+    out = np.array(sorted(chosen), dtype=np.int64)
+    if len(out) == prob.n_outputs and prob.constraints.admits(out):
+        return out
+    return None
+
+
+def _solve_big_m(
+    evaluate: SelectionEvaluator,
+    start: tuple[NDArray, NDArray] | None,
+    config: MipConfig,
+    time_limit: float,
+) -> _Exact:
+    prob = evaluate.problem
+    model, lay = build_selection_model(prob, evaluate.reference)
+    x0 = None
+    if start is not None:
+        x0 = _start_vector(evaluate, lay, model.n_cols, *start)
+    cfg = MipConfig(
+        time_limit=max(time_limit, 1e-3),
+        mip_rel_gap=config.mip_rel_gap,
+        threads=config.threads,
+        verbose=config.verbose,
+        feasibility_tol=config.feasibility_tol,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverTimeLimitWarning)
+        res = solve_model(model, cfg, start=x0)
+    if res.status == SolveStatus.infeasible:
+        raise _infeasible(prob)
+    if res.x is None:
+        if start is None:
+            fallback = _any_selection(prob)
+            if fallback is not None and prob.n_inputs is None:
+                start = (fallback, np.arange(prob.X.shape[1]))
+        if start is not None:
+            return _Exact(start[0], start[1], res.bound, res.status, {})
+        raise SolverError(
+            f"DEA selection MIP gave no solution: {res.status} {res.message}"
+        )
+    M, N = prob.Y.shape[1], prob.X.shape[1]
+    outs = np.arange(M) if lay.z is None else np.flatnonzero(res.x[lay.z] > 0.5)
+    ins = np.arange(N) if lay.z_in is None else np.flatnonzero(res.x[lay.z_in] > 0.5)
+    return _Exact(
+        outs, ins, float(res.bound), res.status, {"mip_objective": res.objective}
+    )
+
+
+def _benders_master(
+    prob: DeaSelectionProblem,
+    cut_rows: list[tuple[NDArray, float, FloatArray]],
+    single: FloatArray | None,
+    e_upper: FloatArray,
+) -> tuple[MipModel, NDArray, NDArray, int | None, NDArray | None]:
+    """Master MILP over ``z`` (M), ``e`` (S), [``lam``], [``delta`` (S)]."""
+    M = prob.Y.shape[1]
+    S = len(prob.evaluated)
+    obj = prob.objective
+    z = np.arange(M)
+    e = M + np.arange(S)
+    nxt = M + S
+    lam = None
+    delta = None
+    if obj.name in ("min", "percentile"):
+        lam = nxt
+        nxt += 1
+    if obj.name == "percentile":
+        delta = nxt + np.arange(S)
+        nxt += S
+    n = nxt
+    rows = _Rows()
+    assert prob.n_outputs is not None
+    rows.add(np.zeros(M, dtype=int), z, np.ones(M), [prob.n_outputs], [prob.n_outputs])
+    cons = prob.constraints
+    if cons.output_costs is not None and cons.budget is not None:
+        rows.add(np.zeros(M, dtype=int), z, cons.output_costs, [-np.inf], [cons.budget])
+    for g in cons.clusters:
+        rows.add(
+            np.zeros(len(g.members), dtype=int),
+            z[g.members],
+            np.ones(len(g.members)),
+            [g.p_min],
+            [g.p_max],
+        )
+    if cons.excluded_pairs:
+        pairs = np.asarray(cons.excluded_pairs, dtype=np.int64).reshape(-1, 2)
+        cnt = len(pairs)
+        rows.add(
+            np.repeat(np.arange(cnt), 2),
+            z[pairs].ravel(),
+            np.ones(2 * cnt),
+            np.full(cnt, -np.inf),
+            np.ones(cnt),
+        )
+    if single is not None:  # (16)
+        rows.add(
+            np.repeat(np.arange(S), M + 1),
+            np.concatenate([e[:, None], np.broadcast_to(z, (S, M))], axis=1),
+            np.concatenate([np.ones((S, 1)), -single], axis=1),
+            np.full(S, -np.inf),
+            np.zeros(S),
+        )
+    for k_idx, const, coef in cut_rows:  # (15)
+        cnt = len(k_idx)
+        rows.add(
+            np.repeat(np.arange(cnt), M + 1),
+            np.concatenate([e[k_idx][:, None], np.broadcast_to(z, (cnt, M))], axis=1),
+            np.concatenate([np.ones((cnt, 1)), -coef], axis=1),
+            np.full(cnt, -np.inf),
+            const,
+        )
+    if lam is not None and obj.name == "min":  # (13)
+        rows.add(
+            np.repeat(np.arange(S), 2),
+            np.stack([np.full(S, lam), e], axis=1),
+            np.stack([np.ones(S), -np.ones(S)], axis=1),
+            np.full(S, -np.inf),
+            np.zeros(S),
+        )
+    if delta is not None:  # (14)
+        assert lam is not None and obj.percentile is not None
+        r = int(np.floor(S * obj.percentile / 100.0 + 1e-9))
+        rows.add(
+            np.repeat(np.arange(S), 3),
+            np.stack([np.full(S, lam), e, delta], axis=1),
+            np.stack([np.ones(S), -np.ones(S), np.ones(S)], axis=1),
+            np.full(S, -np.inf),
+            np.ones(S),
+        )
+        rows.add(np.zeros(S, dtype=int), delta, np.ones(S), [r], [r])
+    A, lo, hi = rows.matrix(n)
+    c = np.zeros(n)
+    if obj.name == "mean":
+        c[e] = 1.0 / S
+    elif obj.name == "weighted":
+        assert obj.weights is not None
+        c[e] = obj.weights / obj.weights.sum()
+    else:
+        assert lam is not None
+        c[lam] = 1.0
+    col_upper = np.ones(n)
+    col_upper[e] = e_upper
+    integ = np.zeros(n, dtype=bool)
+    integ[z] = True
+    if delta is not None:
+        integ[delta] = True
+    model = MipModel(
+        c=c,
+        A=A,
+        row_lower=lo,
+        row_upper=hi,
+        col_lower=np.zeros(n),
+        col_upper=col_upper,
+        integrality=integ,
+        sense="max",
+    )
+    return model, z, e, lam, delta
+
+
+def _master_start(
+    prob: DeaSelectionProblem,
+    n: int,
+    z: NDArray,
+    e: NDArray,
+    lam: int | None,
+    delta: NDArray | None,
+    outputs: NDArray,
+    eff: FloatArray,
+) -> FloatArray:
+    x = np.zeros(n)
+    x[z[outputs]] = 1.0
+    x[e] = np.clip(eff, 0.0, 1.0)
+    if lam is not None:
+        if delta is None:
+            x[lam] = x[e].min()
+        else:
+            assert prob.objective.percentile is not None
+            r = int(np.floor(len(eff) * prob.objective.percentile / 100.0 + 1e-9))
+            top = np.argsort(-x[e], kind="stable")[:r]
+            x[delta[top]] = 1.0
+            x[lam] = x[e][top].min()
+    return x
+
+
+def _solve_benders(
+    evaluate: SelectionEvaluator,
+    incumbent: tuple[NDArray, float] | None,
+    pool: _CutPool,
+    single: FloatArray | None,
+    e_upper: FloatArray,
+    config: MipConfig,
+    deadline: float,
+) -> tuple[_Exact, NDArray | None, float]:
+    """Benders loop (15)-(17); returns the best selection, its value, and the bound."""
+    prob = evaluate.problem
+    obj = prob.objective
+    Y_eval = prob.Y[prob.evaluated]
+    Y_ref = prob.Y[evaluate.reference]
+    pool_const = np.stack(pool.const) if pool.const else np.zeros((0, len(e_upper)))
+    pool_coef = (
+        np.stack(pool.coef)
+        if pool.coef
+        else np.zeros((0, len(e_upper), prob.Y.shape[1]))
+    )
+    in_master = np.zeros(pool_const.shape, dtype=bool)
+    cut_rows: list[tuple[NDArray, float, FloatArray]] = []
+    best_out = None if incumbent is None else incumbent[0]
+    best_val = -math.inf if incumbent is None else incumbent[1]
+    bound = math.inf
+    status = SolveStatus.time_limit
+    n_iter = n_cuts = 0
+    seen: set[bytes] = set()
+    while True:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            break
+        model, z, e, lam, delta = _benders_master(prob, cut_rows, single, e_upper)
+        start = None
+        if best_out is not None:
+            beff = evaluate(best_out).efficiencies
+            start = _master_start(prob, model.n_cols, z, e, lam, delta, best_out, beff)
+        # NOTE: an early master need not be solved tightly: its z only has to be
+        # good enough to yield cuts; the tolerance follows the gap still open.
+        master_gap = max(
+            config.mip_rel_gap / 4, min(0.25 * _rel_gap(best_val, bound), 0.05)
+        )
+        cfg = MipConfig(
+            time_limit=left,
+            mip_rel_gap=master_gap,
+            threads=config.threads,
+            verbose=config.verbose,
+            feasibility_tol=config.feasibility_tol,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SolverTimeLimitWarning)
+            res = solve_model(model, cfg, start=start)
+        n_iter += 1
+        logger.info(
+            "benders %d: master %.2fs (%s, %d rows), incumbent %.6g, bound %.6g",
+            n_iter,
+            res.runtime,
+            res.status,
+            model.n_rows,
+            best_val,
+            min(bound, res.bound),
+        )
+        if res.status == SolveStatus.infeasible:
+            raise _infeasible(prob)
+        if math.isfinite(res.bound):
+            bound = min(bound, res.bound)
+        if res.x is None:
+            break
+        zs = np.flatnonzero(res.x[z] > 0.5)
+        es = res.x[e]
+        gap = _rel_gap(best_val, bound)
+        if gap <= config.mip_rel_gap:
+            status = SolveStatus.optimal
+            break
+        # cuts of the pool violated at the master solution
+        added = False
+        if len(pool_const):
+            val = pool_const + pool_coef[:, :, zs].sum(axis=2)
+            viol = (es[None, :] - val > 1e-7) & ~in_master
+            if viol.any():
+                # NOTE: one most violated pool cut per DMU keeps the master small.
+                score = np.where(viol, es[None, :] - val, -np.inf)
+                t_best = np.argmax(score, axis=0)
+                ks = np.flatnonzero(np.isfinite(score[t_best, np.arange(len(es))]))
+                in_master[t_best[ks], ks] = True
+                cut_rows.append(
+                    (ks, pool_const[t_best[ks], ks], pool_coef[t_best[ks], ks])
+                )
+                n_cuts += len(ks)
+                added = True
+        key = zs.tobytes()
+        if key not in seen:
+            seen.add(key)
+            batch = evaluate(zs, lambdas=True)
+            v = aggregate(batch.efficiencies, obj)
+            if best_out is None or obj.better(v, best_val):
+                best_out, best_val = zs, v
+            tmp = _CutPool()
+            tmp.add(Y_eval, Y_ref, zs, batch)
+            ks = np.flatnonzero(es - batch.efficiencies > 1e-7)
+            if ks.size:
+                cut_rows.append((ks, tmp.const[0][ks], tmp.coef[0][ks]))
+                n_cuts += len(ks)
+                added = True
+        if _rel_gap(best_val, bound) <= config.mip_rel_gap:
+            status = SolveStatus.optimal
+            break
+        if not added:
+            # NOTE: the master's e equal the LP efficiencies of its z: z is optimal
+            # for the master, whose bound is within its own gap.
+            bound = min(bound, res.bound)
+            status = (
+                SolveStatus.optimal
+                if _rel_gap(best_val, bound) <= config.mip_rel_gap
+                else status
+            )
+            if res.status == SolveStatus.optimal:
+                bound = min(bound, max(best_val, res.objective))
+                status = (
+                    SolveStatus.optimal
+                    if _rel_gap(best_val, bound) <= config.mip_rel_gap
+                    else status
+                )
+            break
+    if best_out is None:
+        best_out = _any_selection(prob)
+        if best_out is None:
+            raise SolverError("DEA Benders: no selection found within the time limit")
+    extra = {
+        "benders_iterations": n_iter,
+        "benders_cuts": n_cuts,
+        "pool_cuts": int(pool_const.size),
+    }
+    N = prob.X.shape[1]
+    return _Exact(best_out, np.arange(N), bound, status, extra), best_out, best_val
+
+
+def _singletons(
+    evaluate: SelectionEvaluator, pool: _CutPool, deadline: float
+) -> FloatArray | None:
+    """``E_k({o})`` for every evaluated k and output o, for the rows (16)."""
+    prob = evaluate.problem
+    M = prob.Y.shape[1]
+    out = np.zeros((len(prob.evaluated), M))
+    for o in range(M):
+        if o in pool.singles:
+            out[:, o] = pool.singles[o]
+            continue
+        if time.perf_counter() > deadline:
+            return None
+        out[:, o] = evaluate(np.array([o])).efficiencies
+    return out
+
+
+def _rel_gap(value: float, bound: float) -> float:
+    if not (math.isfinite(value) and math.isfinite(bound)):
+        return math.inf
+    return max(0.0, bound - value) / max(abs(value), 1e-10)
+
+
+def solve_selection(
+    problem: DeaSelectionProblem,
+    *,
+    time_limit: float = 300.0,
+    config: MipConfig | None = None,
+    warm_start: str | None = "greedy",
+    method: str = "auto",
+) -> DeaSelectionResult:
+    """Exact selection of a :class:`DeaSelectionProblem` within ``time_limit`` seconds.
+
+    The whole call is bounded: the full-model LPs, the greedy start (at most half of
+    the budget), the exact stage and the final efficiencies share ``time_limit``.
+
+    Parameters
+    ----------
+    problem : DeaSelectionProblem
+    time_limit : float
+        Seconds for the whole call.
+    config : MipConfig, optional
+        Gap (``mip_rel_gap``), threads, tolerances; its ``time_limit`` is ignored.
+    warm_start : {"greedy", None}
+        Start from the greedy nested selection (Pastor et al. 2002).
+    method : {"auto", "benders", "big_m"}
+        ``"auto"``: Benders for joint models without weight bounds, input selection or
+        the quadratic objective; the big-M MILP / MIQP otherwise.
+
+    Returns
+    -------
+    DeaSelectionResult
+
+    Raises
+    ------
+    InfeasibleProblemError
+        No selection satisfies the constraints.
+    """
+    t0 = time.perf_counter()
+    if not (time_limit > 0 and math.isfinite(time_limit)):
+        raise ValueError(f"time_limit must be finite and > 0, got {time_limit}")
+    if warm_start not in ("greedy", None):
+        raise ValueError(f"warm_start must be 'greedy' or None, got {warm_start!r}")
+    config = MipConfig(time_limit=time_limit) if config is None else config
+    deadline = t0 + time_limit
+    prob = problem
+    benders_ok = (
+        prob.n_outputs is not None
+        and prob.n_inputs is None
+        and prob.constraints.weight_bounds is None
+        and prob.objective.name != "quadratic"
+    )
+    if method == "auto":
+        method = "benders" if benders_ok and prob.dmu is None else "big_m"
+    elif method == "benders" and not benders_ok:
+        raise ValueError(
+            "method='benders' needs output selection without weight bounds, input "
+            "selection or the quadratic objective"
+        )
+    elif method not in ("benders", "big_m"):
+        raise ValueError(f"method must be 'auto', 'benders' or 'big_m', got {method!r}")
+    # NOTE: LPs after the exact stage (the reported efficiencies) need a reserve.
+    lp_deadline = deadline + max(1.0, 0.05 * time_limit)
+    reference, full_eff = efficient_reference(
+        prob.X, prob.Y, prob.constraints.weight_bounds, config, lp_deadline
+    )
+    evaluate = SelectionEvaluator(prob, reference, config, lp_deadline)
+    N = prob.X.shape[1]
+    pool = _CutPool() if method == "benders" else None
+    greedy: tuple[NDArray, NDArray, float] | None = None
+    if warm_start == "greedy" and prob.n_outputs is not None:
+        g_deadline = t0 + 0.5 * time_limit
+        e_up = None if full_eff is None else full_eff[prob.evaluated]
+        path, vals = greedy_path(evaluate, prob.n_outputs, g_deadline, pool, e_up)
+        if len(path) == prob.n_outputs and prob.constraints.admits(path[-1]):
+            g_in = np.arange(N)
+            g_val = vals[-1]
+            if prob.n_inputs is not None:
+                g_in, g_val = _greedy_inputs(evaluate, path[-1], prob.n_inputs)
+            greedy = (path[-1], g_in, g_val)
+    if method == "benders":
+        assert pool is not None and full_eff is not None
+        single = _singletons(evaluate, pool, deadline)
+        inc = None if greedy is None else (greedy[0], greedy[2])
+        exact, _, _ = _solve_benders(
+            evaluate,
+            inc,
+            pool,
+            single,
+            full_eff[prob.evaluated],
+            config,
+            deadline,
+        )
+    else:
+        start = None if greedy is None else (greedy[0], greedy[1])
+        exact = _solve_big_m(evaluate, start, config, deadline - time.perf_counter())
+    outs, ins = exact.outputs, exact.inputs
+    eff_all = evaluate(outs, ins, np.arange(prob.X.shape[0])).efficiencies
+    value = aggregate(eff_all[prob.evaluated], prob.objective)
+    if greedy is not None and prob.objective.better(greedy[2], value):
+        # NOTE: only possible at a time limit (or within the gap); keep the better.
+        outs, ins, value = greedy
+        eff_all = evaluate(outs, ins, np.arange(prob.X.shape[0])).efficiencies
+    bound = exact.bound
+    if prob.objective.maximise:
+        gap = _rel_gap(value, bound)
+    else:
+        gap = (
+            max(0.0, value - bound) / max(abs(value), 1e-10)
+            if math.isfinite(bound)
+            else math.inf
+        )
+    status = exact.status
+    if status is SolveStatus.time_limit:
+        warnings.warn(
+            f"DEA selection stopped at its time limit ({time_limit:.3g} s) with "
+            f"objective {value:.6g}, bound {bound:.6g} (relative gap {gap:.3g})",
+            SolverTimeLimitWarning,
+            stacklevel=3,
+        )
+    return DeaSelectionResult(
+        selected_outputs=np.asarray(outs, dtype=np.int64),
+        selected_inputs=np.asarray(ins, dtype=np.int64),
+        efficiencies=eff_all,
+        objective=value,
+        bound=float(bound),
+        status=status,
+        mip_gap=float(gap),
+        runtime=time.perf_counter() - t0,
+        greedy_outputs=None if greedy is None else greedy[0],
+        greedy_objective=float("nan") if greedy is None else greedy[2],
+        dmu=prob.dmu,
+        objective_name=prob.objective.name,
+        method=method,
+        extra={**exact.extra, "n_reference": len(reference), "n_lps": evaluate.n_lps},
     )
