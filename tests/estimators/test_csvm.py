@@ -177,7 +177,9 @@ def test_s5c_ensemble_parallel_matches_serial() -> None:
 
 _ANCHOR_SPLIT = (
     "the anchor set J is a random stratified split of the rows, so repeating a row "
-    "and doubling its weight give different splits, hence different MIQPs"
+    "and doubling its weight give different splits, hence different problems; with "
+    "the split carried over, weights equal repeated rows "
+    "(test_integer_weights_equal_repeated_rows_with_the_same_anchors)"
 )
 
 
@@ -331,3 +333,25 @@ def test_ctrl2_non_binding_floor_reproduces_s1(kernel: str) -> None:
     np.testing.assert_allclose(c2.oob_accuracy_, s1.oob_accuracy_)
     np.testing.assert_allclose(c2.weights_, s1.weights_)
     np.testing.assert_allclose(c2.predict_proba(X), s1.predict_proba(X))
+
+
+@pytest.mark.parametrize("est", [ConstrainedSVC, SlidingInterceptSVC])
+@pytest.mark.parametrize("alpha", [None, 0.2])
+def test_integer_weights_equal_repeated_rows_with_the_same_anchors(est, alpha) -> None:
+    """Why check_sample_weight_equivalence_on_dense_data is an expected failure: with
+    the anchor assignment carried over to the copies, weights == repeated rows; only
+    the default random split of J differs between the two data sets."""
+    X, y = make_data(12, n=40)
+    w = np.random.default_rng(0).integers(1, 4, size=40)
+    mask = np.arange(40) % 2 == 1
+    kw = dict(C=1.0, kernel="rbf", min_tpr=0.8, hoeffding_alpha=alpha)
+    if est is ConstrainedSVC:
+        kw["time_limit"] = 60.0
+    a = est(**kw).fit(X, y, anchor_mask=mask, sample_weight=w)
+    b = est(**kw).fit(
+        np.repeat(X, w, 0), np.repeat(y, w), anchor_mask=np.repeat(mask, w)
+    )
+    assert a.gamma_ == pytest.approx(b.gamma_)
+    assert a.floors_ == pytest.approx(b.floors_)
+    fa, fb = a.decision_function(X), b.decision_function(X)
+    np.testing.assert_allclose(fa, fb, atol=1e-4 * (1 + np.abs(fa).max()))

@@ -37,16 +37,18 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    check_is_fitted,
-    validate_data,
-)
 
 from torchsvm.data.resample import split_anchor
-from torchsvm.estimators._base import encode_binary
+from torchsvm.estimators._base import (
+    BaseEstimator,
+    BinaryClassifierMixin,
+    Interval,
+    StrOptions,
+    check_binary_sample_weight,
+    check_is_fitted,
+    encode_binary,
+    validate_data,
+)
 from torchsvm.exceptions import DataError, InfeasibleProblemError
 from torchsvm.kernels import compute_kernel_np, resolve_gamma
 from torchsvm.mip.csvm import CsvmSolution, fit_s1, solve_csvm
@@ -85,7 +87,7 @@ def _rates(
 _FLOOR = [Interval(Real, 0.0, 1.0, closed="right"), None]
 
 
-class _FloorClassifier(ClassifierMixin, BaseEstimator):
+class _FloorClassifier(BinaryClassifierMixin, BaseEstimator):
     """Shared data handling of the anchor-floor classifiers (SPEC S5)."""
 
     def _build_problem(
@@ -95,14 +97,9 @@ class _FloorClassifier(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, y_pm = encode_binary(np.asarray(y), type(self).__name__)
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-            for label, cls in ((1.0, self.classes_[1]), (-1.0, self.classes_[0])):
-                if not (sample_weight[y_pm == label] > 0).any():
-                    raise ValueError(
-                        f"{type(self).__name__} needs both classes with positive "
-                        "sample_weight; "
-                        f"every row of class {cls!r} has weight 0"
-                    )
+            sample_weight = check_binary_sample_weight(
+                sample_weight, X, y_pm, self.classes_, type(self).__name__
+            )
         if anchor_mask is None:
             mask = split_anchor(y_pm, self.anchor_fraction, self.random_state)
         else:
@@ -140,11 +137,6 @@ class _FloorClassifier(ClassifierMixin, BaseEstimator):
         """Class labels of shape (m,)."""
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(int)]
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
 
 class ConstrainedSVC(_FloorClassifier):
