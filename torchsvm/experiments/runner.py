@@ -149,8 +149,14 @@ def load_fold_data(
     fold: int,
     n_folds: int | None = None,
     max_rows: int | None = None,
+    max_train_rows: int = 0,
+    target: str | None = None,
 ) -> dict[str, Any]:
     """One outer fold with its preprocessing fitted on the training rows only.
+
+    ``max_rows`` (default ``data.max_rows``) subsamples the dataset before the split;
+    ``max_train_rows`` > 0 subsamples only the training part (stratified; the test
+    fold stays whole); ``target`` overrides ``data.target``.
 
     Returns
     -------
@@ -162,7 +168,9 @@ def load_fold_data(
     from torchsvm.data.preprocess import make_preprocessor_for
     from torchsvm.data.resample import outer_folds
 
-    ds = _dataset(dataset, cfg.data.data_dir, cfg.data.target)
+    ds = _dataset(
+        dataset, cfg.data.data_dir, cfg.data.target if target is None else target
+    )
     y_all = np.asarray(ds.y)
     keep = subsample_rows(
         y_all,
@@ -172,6 +180,8 @@ def load_fold_data(
     y = y_all[keep]
     k = cfg.protocol.n_folds if n_folds is None else n_folds
     tr, te = outer_folds(y, k, random_state=cfg.protocol.seed)[fold]
+    if 0 < max_train_rows < tr.size:
+        tr = np.sort(tr[subsample_rows(y[tr], max_train_rows, cfg.protocol.seed)])
     X = ds.X.iloc[keep]
     pre = make_preprocessor_for(ds).fit(X.iloc[tr])
     return {
