@@ -56,16 +56,24 @@ from typing import Any
 import numpy as np
 import torch
 from scipy.stats import norm
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from torchsvm.config import SolverConfig
 from torchsvm.data.resample import as_generator, bootstrap_counts
-from torchsvm.estimators._base import SVM_PARAMETER_CONSTRAINTS, encode_binary
+from torchsvm.estimators._base import (
+    SVM_PARAMETER_CONSTRAINTS,
+    BaseEstimator,
+    BinaryClassifierMixin,
+    Interval,
+    StrOptions,
+    TorchDeviceMixin,
+    check_is_fitted,
+    encode_binary,
+    validate_data,
+    warn_if_not_converged,
+)
 from torchsvm.estimators.csvm import fit_s5c_ensemble
 from torchsvm.kernels import compute_kernel, resolve_gamma
-from torchsvm.problems.svm import BatchedSvmProblem, resolve_device, resolve_dtype
+from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers.box_qp import BoxQpSolver
 
 __all__ = ["BootstrapProbabilitySVC", "default_c_grid", "vote_fraction"]
@@ -120,7 +128,7 @@ def _draw_counts(y_pm: np.ndarray, n_bootstrap: int, random_state: Any) -> np.nd
     )
 
 
-class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
+class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstimator):
     """Probabilities from bootstrap votes of SVMs over a C grid (SPEC S2).
 
     Parameters
@@ -200,7 +208,7 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
         "control": [StrOptions({"threshold", "csvm"})],
         "mip_time_limit": [Interval(Real, 0.0, None, closed="neither")],
         "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(
@@ -256,7 +264,7 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
         self : BootstrapProbabilitySVC
         """
         self._validate_params()
-        resolve_device(self.device)
+        self._device()
         if self.control == "csvm":
             if self.target_tpr is None:
                 raise ValueError(
@@ -312,11 +320,14 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
             gamma=self.gamma,
             degree=self.degree,
             coef0=self.coef0,
-            device=resolve_device(self.device),
-            dtype=resolve_dtype(self.dtype),
+            device=self._device(),
+            dtype=self._dtype(),
         )
         cfg = SolverConfig(tol=float(self.tol), max_iter=int(self.max_iter))
         sol = BoxQpSolver(cfg)(prob)
+        warn_if_not_converged(
+            sol.statuses(), type(self).__name__, self.max_iter, self.tol
+        )
         R, B = self.C_grid_.shape[0], counts.shape[0]
         r_idx = prob.index["c_idx"].cpu().numpy()
         b_idx = prob.index["rep_idx"].cpu().numpy()
@@ -476,7 +487,7 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
                     for r in self._used
                 ]
             )
-        dev, dt = resolve_device(self.device), resolve_dtype(self.dtype)
+        dev, dt = self._device(), self._dtype()
         Xt = torch.as_tensor(X, dtype=dt, device=dev)
         b = torch.as_tensor(self._b, dtype=dt, device=dev)
         if self._w is not None:
@@ -561,11 +572,6 @@ class BootstrapProbabilitySVC(ClassifierMixin, BaseEstimator):
         fhat = f.mean(0)
         q_lo, q_hi = np.quantile(f, [a / 2.0, 1.0 - a / 2.0], axis=0)
         return 2.0 * fhat - q_hi, 2.0 * fhat - q_lo
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
 
 def _check_level(level: float) -> float:

@@ -49,15 +49,22 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.isotonic import IsotonicRegression
 from sklearn.model_selection import StratifiedKFold
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
-from torchsvm.estimators._base import SVM_PARAMETER_CONSTRAINTS, encode_binary
+from torchsvm.estimators._base import (
+    SVM_PARAMETER_CONSTRAINTS,
+    BaseEstimator,
+    BinaryClassifierMixin,
+    Interval,
+    StrOptions,
+    TorchDeviceMixin,
+    check_is_fitted,
+    class_weight_vector,
+    encode_binary,
+    validate_data,
+)
 from torchsvm.estimators.svc import BatchedSVC
-from torchsvm.problems.svm import resolve_device
 
 logger = logging.getLogger(__name__)
 
@@ -143,7 +150,7 @@ def vote_fraction(scores: np.ndarray) -> np.ndarray:
     return (1.0 + votes) / (H + 2.0)
 
 
-class ImpliedPosteriorSVC(ClassifierMixin, BaseEstimator):
+class ImpliedPosteriorSVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstimator):
     """SVM probabilities from a class-weight sweep: the implied posterior (SPEC S3).
 
     Parameters
@@ -248,20 +255,9 @@ class ImpliedPosteriorSVC(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ fitting
     def _kappa(self) -> np.ndarray:
         """``[kappa-, kappa+]`` from ``class_weight`` (labels of ``classes_``)."""
-        if self.class_weight is None:
-            return np.ones(2)
-        unknown = set(self.class_weight) - set(self.classes_.tolist())
-        if unknown:
-            raise ValueError(
-                f"class_weight has labels {sorted(map(str, unknown))} not in classes "
-                f"{self.classes_.tolist()}"
-            )
-        kap = np.array([float(self.class_weight.get(c, 1.0)) for c in self.classes_])
-        if not np.isfinite(kap).all() or (kap <= 0).any():
-            raise ValueError(
-                f"class weights must be finite and > 0; got {kap.tolist()}"
-            )
-        return kap
+        return class_weight_vector(
+            self.class_weight, self.classes_, np.zeros(0), np.zeros(0)
+        )
 
     def _fit_sweep(self, X: np.ndarray, y_pm: np.ndarray) -> BatchedSVC:
         """Fit the ``H`` interior models on ``(X, y_pm)`` as one batch."""
@@ -294,7 +290,7 @@ class ImpliedPosteriorSVC(ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> ImpliedPosteriorSVC:
         """Fit the ``z+`` sweep (one batch) and, optionally, the isotonic calibrator."""
         self._validate_params()
-        resolve_device(self.device)
+        self._device()
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, y_pm = encode_binary(y, type(self).__name__)
         kap = self._kappa()
@@ -357,8 +353,3 @@ class ImpliedPosteriorSVC(ClassifierMixin, BaseEstimator):
         """``classes_[1]`` where ``P(+ | x) > 1/2``."""
         p = self.predict_proba(X)[:, 1]
         return self.classes_[(p > 0.5).astype(int)]
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags

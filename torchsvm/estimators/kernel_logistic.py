@@ -431,4 +431,5 @@ class KernelLogisticRegressionCV(BinaryClassifierMixin, BaseEstimator):
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """``classes_[1]`` where the log-odds are positive: shape (t,)."""
-        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+        f = self.decision_function(X)
+        return self.classes_[(f > 0).astype(np.intp)]

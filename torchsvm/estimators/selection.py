@@ -82,7 +82,8 @@ class _LinearOnSupport(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Labels: ``classes_[1]`` where the score is positive."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        f = self.decision_function(X)
+        return self.classes_[(f > 0).astype(int)]
 
 
 class CostSensitiveFeatureSelector(SelectorMixin, BaseEstimator):
@@ -288,7 +289,8 @@ class CostSensitiveFeatureSelector(SelectorMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Class labels from :meth:`decision_function`."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        f = self.decision_function(X)
+        return self.classes_[(f > 0).astype(int)]
 
     def score(self, X: Any, y: Any) -> float:
         """Accuracy of :meth:`predict` (so the selector can be tuned on its own)."""
@@ -436,4 +438,5 @@ class CardinalityConstrainedSVC(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Labels: ``classes_[1]`` where the score is positive."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        f = self.decision_function(X)
+        return self.classes_[(f > 0).astype(int)]

@@ -26,14 +26,21 @@ from typing import Any
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, clone
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from torchsvm.config import SolverConfig
-from torchsvm.estimators._base import SVM_PARAMETER_CONSTRAINTS, encode_binary
+from torchsvm.estimators._base import (
+    SVM_PARAMETER_CONSTRAINTS,
+    Interval,
+    StrOptions,
+    check_is_fitted,
+    clone,
+    encode_binary,
+    validate_data,
+    warn_if_not_converged,
+)
+from torchsvm.estimators.svc import _BatchedSvmBase
 from torchsvm.exceptions import DataError
-from torchsvm.problems.svm import BatchedSvmProblem, resolve_device, resolve_dtype
+from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers.box_qp import BoxQpSolver
 from torchsvm.solvers.solution import BatchedSvmSolution
 from torchsvm.types import SolveStatus
@@ -91,7 +98,7 @@ def _curve(fpr: np.ndarray, tpr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x[order], yv[order]
 
 
-class SensitivitySweepSVC(BaseEstimator):
+class SensitivitySweepSVC(_BatchedSvmBase):
     """A ``C+`` sweep of class-weighted SVMs solved as one batch (SPEC S1 / S1b).
 
     Parameters
@@ -117,8 +124,13 @@ class SensitivitySweepSVC(BaseEstimator):
     classes_ : ndarray of shape (2,)
         ``classes_[1]`` is the positive class.
     C_pos_ : ndarray of shape (P,)
-    problem_ : BatchedSvmProblem
-    solution_ : BatchedSvmSolution
+    alpha_ : ndarray of shape (P, n)
+        Dual solution of every sweep model.
+    intercept_ : ndarray of shape (P,)
+    gamma_ : float
+        Kernel width used (``gamma="scale"`` resolved on the training rows).
+    n_iter_, duality_gap_ : ndarray of shape (P,)
+        Solver diagnostics.
     fit_time_ : float
         Wall time of the batched solve (seconds).
     status_ : ndarray of shape (P,) of str
@@ -188,8 +200,8 @@ class SensitivitySweepSVC(BaseEstimator):
             gamma=self.gamma,
             degree=self.degree,
             coef0=self.coef0,
-            device=resolve_device(self.device),
-            dtype=resolve_dtype(self.dtype),
+            device=self._device(),
+            dtype=self._dtype(),
         )
         C_neg = float(self.C)
         if self.scheme == "box":
@@ -212,38 +224,33 @@ class SensitivitySweepSVC(BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, y_pm = encode_binary(y, type(self).__name__)
         self.C_pos_ = self._grid()
-        self.problem_ = self.build_problem(X, y_pm)
+        problem = self.build_problem(X, y_pm)
         start = time.perf_counter()
-        self.solution_: BatchedSvmSolution = self.solver()(self.problem_)
-        if self.problem_.device.type == "cuda":
-            torch.cuda.synchronize(self.problem_.device)
+        solution: BatchedSvmSolution = self.solver()(problem)
+        if problem.device.type == "cuda":
+            torch.cuda.synchronize(problem.device)
         self.fit_time_ = time.perf_counter() - start
-        self.status_ = np.array(
-            [s.value for s in self.solution_.statuses()], dtype=object
-        )
+        statuses = solution.statuses()
+        warn_if_not_converged(statuses, type(self).__name__, self.max_iter, self.tol)
+        # numpy only from here: a pickle of a CUDA fit loads on a CPU machine
+        self._store(problem, solution)
+        self.intercept_ = self._b.copy()
+        self.n_iter_ = self._n_iter
+        self.duality_gap_ = self._gap
+        self.status_ = np.array([s.value for s in statuses], dtype=object)
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores of every sweep model: array of shape (P, t)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        prob = self.problem_
-        Xt = torch.as_tensor(X, dtype=prob.dtype, device=prob.device)
         with torch.inference_mode():
-            f = self.solution_.decision_function(
-                prob.X,
-                prob.y,
-                Xt,
-                kernel=prob.kernel,
-                gamma=prob.gamma,
-                degree=prob.degree,
-                coef0=prob.coef0,
-            )
-        return f.cpu().numpy().astype(np.float64)
+            return self._scores(X)
 
     def predict(self, X: Any) -> np.ndarray:
         """Labels of every sweep model: array of shape (P, t)."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        f = self.decision_function(X)
+        return self.classes_[(f > 0).astype(int)]
 
     def roc(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         """FPR and TPR of every sweep model on ``(X, y)``: two arrays of shape (P,)."""
