@@ -457,14 +457,50 @@ class CostSensitiveSettings:
 
 @dataclass(frozen=True)
 class FeatureSelectionSettings:
-    """SPEC S6: compression per class, training-row cap, SVM C and gamma."""
+    """SPEC S6 (thesis ch. 4): inner CV over C, validation-rate targets, compression.
 
+    ``target_slack``: p0 = min{1, max{0, rate0 - slack}} from the inner-CV validation
+    rates; ``hoeffding_alpha``: the Hoeffding variant; outer CV is leave-one-out below
+    ``loo_below_rows`` rows; ``max_rows_per_class``: per-class k-means before the
+    MILP / MIQP; ``max_train_rows`` > 0 subsamples large training folds.
+    """
+
+    C_grid: tuple[float, ...] = tuple(2.0**k for k in range(-5, 6))
+    inner_folds: int = 10
+    loo_below_rows: int = 100
+    target_slack: float = 0.025
+    hoeffding_alpha: float = 0.05
     max_rows_per_class: int = 150
     max_train_rows: int = 0
-    C: float = 1.0
     gamma: str = "scale"
 
     def __post_init__(self) -> None:
+        if not self.C_grid or any(
+            not (math.isfinite(c) and c > 0) for c in self.C_grid
+        ):
+            raise ConfigError(
+                "feature_selection.C_grid must be non-empty, finite, > 0; "
+                f"got {self.C_grid}"
+            )
+        if self.inner_folds < 2:
+            raise ConfigError(
+                f"feature_selection.inner_folds must be >= 2; got {self.inner_folds}"
+            )
+        if self.loo_below_rows < 0:
+            raise ConfigError(
+                "feature_selection.loo_below_rows must be >= 0; "
+                f"got {self.loo_below_rows}"
+            )
+        if not 0.0 <= self.target_slack < 1.0:
+            raise ConfigError(
+                "feature_selection.target_slack must lie in [0, 1); "
+                f"got {self.target_slack}"
+            )
+        if not 0.0 < self.hoeffding_alpha < 1.0:
+            raise ConfigError(
+                "feature_selection.hoeffding_alpha must lie in (0, 1); "
+                f"got {self.hoeffding_alpha}"
+            )
         if self.max_rows_per_class < 2:
             raise ConfigError(
                 "feature_selection.max_rows_per_class must be >= 2; "
@@ -472,9 +508,9 @@ class FeatureSelectionSettings:
             )
         if self.max_train_rows < 0:
             raise ConfigError(
-                f"feature_selection.max_train_rows must be >= 0; got {self.max_train_rows}"
+                "feature_selection.max_train_rows must be >= 0; "
+                f"got {self.max_train_rows}"
             )
-        _positive(self.C, "feature_selection.C")
         _check_gamma(self.gamma, "feature_selection.gamma")
 
     @property

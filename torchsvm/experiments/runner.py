@@ -156,7 +156,8 @@ def load_fold_data(
 
     ``max_rows`` (default ``data.max_rows``) subsamples the dataset before the split;
     ``max_train_rows`` > 0 subsamples only the training part (stratified; the test
-    fold stays whole); ``target`` overrides ``data.target``.
+    fold stays whole); ``target`` overrides ``data.target``. ``n_folds`` equal to the
+    number of rows kept is leave-one-out (fold ``k`` holds out row ``k``).
 
     Returns
     -------
@@ -179,7 +180,11 @@ def load_fold_data(
     )
     y = y_all[keep]
     k = cfg.protocol.n_folds if n_folds is None else n_folds
-    tr, te = outer_folds(y, k, random_state=cfg.protocol.seed)[fold]
+    if k == y.size:  # leave-one-out: fold k holds out row k
+        te = np.array([fold], dtype=np.int64)
+        tr = np.delete(np.arange(y.size, dtype=np.int64), fold)
+    else:
+        tr, te = outer_folds(y, k, random_state=cfg.protocol.seed)[fold]
     if 0 < max_train_rows < tr.size:
         tr = np.sort(tr[subsample_rows(y[tr], max_train_rows, cfg.protocol.seed)])
     X = ds.X.iloc[keep]
