@@ -1,48 +1,50 @@
-"""Cost-sensitive feature selection vs SVM baselines (SPEC S6, thesis ch. 4).
+"""Cost-sensitive feature selection vs SVM baselines (SPEC S6, thesis ch. 4, issue 18).
 
-One unit per dataset and outer fold (features preprocessed on the training rows only):
+One unit per (dataset, outer fold): ``protocol.n_folds``-fold stratified CV, or
+leave-one-out below ``feature_selection.loo_below_rows`` rows; preprocessing fitted on
+the training part. On the training part:
 
-- ``svm``: standard SVM on all features (linear and RBF); its training TPR0 / TNR0 set
-  the targets ``TPR >= TPR0 - 0.025`` and ``TNR >= TNR0 - 0.025`` (SPEC S6);
-- ``fs``: :class:`CostSensitiveFeatureSelector` with ``p* = p0`` and ``fs_hoeffding``
-  with the Hoeffding margin at ``alpha = 0.05``, each with the linear (P2) and the RBF
-  (P3) classifier;
-- ``card``: :class:`CardinalityConstrainedSVC` with ``k`` = the number of features
-  ``fs`` selected in that fold (linear and RBF).
+- inner ``feature_selection.inner_folds``-fold CV over ``C`` in
+  ``feature_selection.C_grid`` of the linear and of the RBF SVM (``gamma`` fixed), one
+  batch of (fold x C) problems per kernel
+  (:class:`~torchsvm.estimators.svc.BatchedSVC`, held-out rows weighted 0), selecting
+  accuracy, or the G-mean when the minority class is below 30 %;
+- the targets come from the selected linear SVM's inner-CV *validation* rates (thesis
+  ch. 4): ``p0(+) = min{1, max{0, TPR0 - slack}}`` and the same for the TNR;
+- methods, each scored on the held-out fold: ``svm_linear`` / ``svm_rbf`` (standard SVM
+  on all features at the selected ``C``), ``fs_*``
+  (:class:`~torchsvm.estimators.selection.CostSensitiveFeatureSelector` with floors
+  ``p0``) and ``fs_hoeffding_*`` (floors ``p0`` plus the Hoeffding margin at
+  ``feature_selection.hoeffding_alpha``), each with the linear (P2) and RBF (P3)
+  classifier, and ``card_*`` (:class:`~torchsvm.estimators.selection.CardinalityConstrainedSVC`
+  with ``k`` = the features ``fs_linear`` kept in that fold).
 
-Test accuracy, TPR and TNR are averaged over the folds (mean, std), with the number of
-features before -> after and the solve times. Training folds above
-``feature_selection.max_rows_per_class`` rows per class are compressed per class by
-k-means (cluster sizes as weights, SPEC S5) before the MILP / MIQP; the baselines use
-all rows. ``feature_selection.max_train_rows`` > 0 subsamples large training folds
-(stratified, every method). The positive class of each dataset is the chapter's
-majority class (``POSITIVE``) unless ``data.target`` names one.
+Training parts above ``feature_selection.max_rows_per_class`` rows in a class are
+compressed per class by k-means (cluster sizes as weights) before the MILP / MIQP;
+``max_train_rows`` > 0 subsamples large training parts (every method). The positive
+class of each dataset is the chapter's majority class (``POSITIVE``) unless
+``data.target`` names one.
+
+Whether the floors held on held-out rows is judged on the held-out predictions pooled
+over the folds (with leave-one-out a fold has one row): pooled TPR >= mean ``p0(+)``
+and pooled TNR >= mean ``p0(-)``.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from torchsvm.config import ExperimentConfig
-from torchsvm.data.resample import kmeans_compress
-from torchsvm.estimators.selection import (
-    CardinalityConstrainedSVC,
-    CostSensitiveFeatureSelector,
-)
-from torchsvm.estimators.svc import WeightedSVC
-from torchsvm.exceptions import (
-    InfeasibleProblemError,
-    SolverError,
-    SolverTimeLimitWarning,
-)
-from torchsvm.experiments.report import ProtocolReport
-from torchsvm.experiments.runner import Unit, load_fold_data
+from torchsvm.experiments.csvm import settings_table
+from torchsvm.experiments.report import ProtocolReport, save_figure
+from torchsvm.experiments.runner import Unit, load_fold_data, subsample_rows
 
-__all__ = ["METHODS", "POSITIVE", "assemble", "run_unit", "units"]
+__all__ = ["METHODS", "POSITIVE", "THESIS", "assemble", "run_unit", "units"]
 
 #: dataset -> positive class (ch. 4: the majority class is positive)
 POSITIVE = {
@@ -54,7 +56,7 @@ POSITIVE = {
     "leukemia_golub": "all",
     "gastrointestinal": "not_hyperplasic",
 }
-METHODS = [
+METHODS = (
     "svm_linear",
     "svm_rbf",
     "fs_linear",
@@ -63,88 +65,120 @@ METHODS = [
     "fs_hoeffding_rbf",
     "card_linear",
     "card_rbf",
-]
+)
+#: the thesis' protocol (SPEC S6, issue 18), shown next to the settings used
+THESIS = {
+    "datasets": ", ".join(POSITIVE),
+    "outer CV": "10-fold, leave-one-out below 100 rows, all folds",
+    "inner CV": "10-fold over C in 2^-5..2^5",
+    "gamma": "2^-5..2^5 (inner CV)",
+    "targets": "min{1, rate0 - 0.025}, rate0 = validation TPR / TNR of the linear SVM",
+    "Hoeffding variant": "alpha = 0.05",
+    "training rows": "all",
+    "k-means compression": "none",
+    "MILP / MIQP time limit": "300 s",
+    "M1 = M2 = M3": "100",
+}
+BIG_M = 100.0
+
+
+def _n_rows(cfg: ExperimentConfig, name: str) -> int:
+    from torchsvm.data.datasets import load_dataset
+
+    ds = load_dataset(
+        name, cfg.data.data_dir or None, target=_target(cfg, name) or None
+    )
+    y = np.asarray(ds.y)
+    return int(subsample_rows(y, cfg.data.max_rows, cfg.protocol.seed).size)
+
+
+def _target(cfg: ExperimentConfig, name: str) -> str:
+    return cfg.data.target or POSITIVE.get(name, "")
 
 
 def units(cfg: ExperimentConfig) -> list[Unit]:
-    """One unit per (dataset, outer fold)."""
-    return [
-        Unit(f"{name}/fold_{k:02d}", {"dataset": name, "fold": k})
-        for name in cfg.data.datasets
-        for k in range(cfg.protocol.folds_run)
-    ]
+    """One unit per (dataset, outer fold); leave-one-out below ``loo_below_rows`` rows."""
+    out = []
+    for name in cfg.data.datasets:
+        n = _n_rows(cfg, name)
+        k = n if n < cfg.feature_selection.loo_below_rows else cfg.protocol.n_folds
+        n_run = k if cfg.protocol.max_folds == 0 else min(cfg.protocol.max_folds, k)
+        width = max(2, len(str(k - 1)))
+        out += [
+            Unit(
+                f"{name}/fold_{f:0{width}d}", {"dataset": name, "fold": f, "n_folds": k}
+            )
+            for f in range(n_run)
+        ]
+    return out
 
 
 def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
-    """Every method on one outer fold."""
-    name = unit.params["dataset"]
-    target = cfg.data.target or POSITIVE.get(name, "")
+    """Inner CV, targets and every method on one outer fold."""
+    p = unit.params
     d = load_fold_data(
         cfg,
-        name,
-        unit.params["fold"],
+        p["dataset"],
+        p["fold"],
+        n_folds=p["n_folds"],
         max_train_rows=cfg.feature_selection.max_train_rows,
-        target=target,
+        target=_target(cfg, p["dataset"]),
     )
-    y_tr = np.asarray(d["y_train"], dtype=float)
-    y_te = np.asarray(d["y_test"], dtype=float)
-    rec = _fold(d["X_train"], y_tr, d["X_test"], y_te, cfg)
-    rec["train_rows"] = int(y_tr.size)
+    rec = _fold(d["X_train"], d["y_train"], d["X_test"], d["y_test"], cfg, p["fold"])
     rec["positive"] = str(d["dataset"].positive_label)
     return rec
 
 
-def _timings(rec: Any) -> Any:
-    if isinstance(rec, dict):
-        return {
-            k: _timings(v) for k, v in rec.items() if k not in ("time", "milp_time")
-        }
-    return rec
-
-
-def assemble(
-    cfg: ExperimentConfig, results: dict[str, dict[str, Any]], failures: dict[str, str]
-) -> ProtocolReport:
-    """Per dataset and method: mean ± std over folds, features kept, infeasible folds."""
-    res: dict[str, Any] = {}
-    for key, rec in results.items():
-        name, fold = key.split("/")
-        entry = res.setdefault(name, {"folds": {}, "positive": rec.get("positive")})
-        entry["folds"][str(int(fold[5:]))] = rec
-    figures = {
-        name: {
-            "positive": e["positive"],
-            "folds": {f: _timings(r) for f, r in e["folds"].items()},
-        }
-        for name, e in res.items()
-    }
-    timings = {
-        name: {
-            f: {m: r[m].get("time") for m in METHODS if isinstance(r.get(m), dict)}
-            for f, r in e["folds"].items()
-        }
-        for name, e in res.items()
-    }
-    return ProtocolReport(
-        title="Cost-sensitive feature selection (SPEC S6, thesis ch. 4)",
-        figures=figures,
-        text=_markdown(res, cfg),
-        timings=timings,
-    )
-
-
-def _rates(y: np.ndarray, pred: np.ndarray) -> dict[str, float]:
-    pos = y > 0
+# ---------------------------------------------------------------------------- fold
+def _counts(y: np.ndarray, f: np.ndarray) -> dict[str, int]:
+    """Held-out confusion counts (pooled over folds later)."""
+    pos, hit = y > 0, f > 0
     return {
-        "accuracy": float(np.mean(pred == y)),
-        "tpr": float(np.mean(pred[pos] > 0)) if pos.any() else float("nan"),
-        "tnr": float(np.mean(pred[~pos] < 0)) if (~pos).any() else float("nan"),
+        "tp": int(np.sum(pos & hit)),
+        "n_pos": int(pos.sum()),
+        "tn": int(np.sum(~pos & ~hit)),
+        "n_neg": int((~pos).sum()),
     }
 
 
-def _record(est: Any, X_te: np.ndarray, y_te: np.ndarray, **extra: Any) -> dict:
-    pred = np.where(est.decision_function(X_te) > 0, 1, -1)
-    return {**_rates(y_te, pred), **extra}
+def _inner_cv(
+    X: np.ndarray, y: np.ndarray, kernel: str, cfg: ExperimentConfig, seed: int
+) -> dict[str, Any]:
+    """C of ``kernel`` by inner CV: every (fold, C) problem in one batch."""
+    from torchsvm.data.resample import outer_folds
+    from torchsvm.estimators.svc import BatchedSVC
+
+    s = cfg.feature_selection
+    grid = np.asarray(s.C_grid, dtype=float)
+    n_min = int(min((y > 0).sum(), (y < 0).sum()))
+    k = min(s.inner_folds, n_min)
+    folds = outer_folds(y, k, random_state=seed)
+    W = np.ones((k * grid.size, y.size))
+    for i, (_, te) in enumerate(folds):
+        W[i * grid.size : (i + 1) * grid.size, te] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bat = BatchedSVC(kernel=kernel, gamma=s.gamma_value, device=cfg.device).fit(
+            X, y, C=np.tile(grid, k), sample_weight=W
+        )
+    F = bat.decision_function(X)
+    f = np.empty((grid.size, y.size))
+    for i, (_, te) in enumerate(folds):
+        f[:, te] = F[i * grid.size : (i + 1) * grid.size][:, te]
+    pos = y > 0
+    tpr = np.mean(f[:, pos] > 0, axis=1)
+    tnr = np.mean(f[:, ~pos] <= 0, axis=1)
+    gmean = min(pos.mean(), 1 - pos.mean()) < 0.3
+    score = np.sqrt(tpr * tnr) if gmean else np.mean((f > 0) == pos, axis=1)
+    j = int(np.argmax(score))  # ties: the smallest C
+    return {
+        "C": float(grid[j]),
+        "tpr": float(tpr[j]),
+        "tnr": float(tnr[j]),
+        "score": float(score[j]),
+        "criterion": "gmean" if gmean else "accuracy",
+        "folds": k,
+    }
 
 
 def _fold(
@@ -153,198 +187,314 @@ def _fold(
     X_te: np.ndarray,
     y_te: np.ndarray,
     cfg: ExperimentConfig,
+    fold: int,
 ) -> dict[str, Any]:
+    from torchsvm.data.resample import kmeans_compress
+    from torchsvm.estimators.selection import (
+        CardinalityConstrainedSVC,
+        CostSensitiveFeatureSelector,
+    )
+    from torchsvm.estimators.svc import WeightedSVC
+    from torchsvm.exceptions import (
+        InfeasibleProblemError,
+        SolverError,
+        SolverTimeLimitWarning,
+    )
+
+    s = cfg.feature_selection
+    seed = cfg.protocol.seed + fold
+    gamma = s.gamma_value
     d = X_tr.shape[1]
-    out: dict[str, Any] = {"n_features": d}
-    fs_cfg = cfg.feature_selection
-    gamma = fs_cfg.gamma_value
-    kw = {"C": fs_cfg.C, "device": cfg.device}
+    out: dict[str, Any] = {"n_features": d, "train_rows": int(y_tr.size), "methods": {}}
+    timing: dict[str, float] = {}
     t0 = time.perf_counter()
-    lin = WeightedSVC(kernel="linear", **kw).fit(X_tr, y_tr)
-    out["svm_linear"] = _record(
-        lin, X_te, y_te, n_selected=d, time=time.perf_counter() - t0
-    )
-    t0 = time.perf_counter()
-    rbf = WeightedSVC(kernel="rbf", gamma=gamma, **kw).fit(X_tr, y_tr)
-    out["svm_rbf"] = _record(
-        rbf, X_te, y_te, n_selected=d, time=time.perf_counter() - t0
-    )
-    train = _rates(y_tr, np.where(lin.decision_function(X_tr) > 0, 1, -1))
-    p_tpr = max(0.0, train["tpr"] - 0.025)
-    p_tnr = max(0.0, train["tnr"] - 0.025)
+    cv = {kern: _inner_cv(X_tr, y_tr, kern, cfg, seed) for kern in ("linear", "rbf")}
+    timing["inner_cv"] = time.perf_counter() - t0
+    out["inner_cv"] = cv
+    slack = s.target_slack
+    p_tpr = min(1.0, max(0.0, cv["linear"]["tpr"] - slack))
+    p_tnr = min(1.0, max(0.0, cv["linear"]["tnr"] - slack))
     out["targets"] = {"tpr": p_tpr, "tnr": p_tnr}
+    for kern in ("linear", "rbf"):
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            svm = WeightedSVC(
+                kernel=kern, C=cv[kern]["C"], gamma=gamma, device=cfg.device
+            ).fit(X_tr, y_tr)
+        timing[f"svm_{kern}"] = time.perf_counter() - t0
+        out["methods"][f"svm_{kern}"] = {
+            **_counts(y_te, svm.decision_function(X_te)),
+            "n_selected": d,
+        }
     Xc, yc, wc = X_tr, y_tr, None
-    k = fs_cfg.max_rows_per_class
-    if min((y_tr > 0).sum(), (y_tr < 0).sum()) > k or len(y_tr) > 2 * k:
-        Xc, yc, wc = kmeans_compress(X_tr, y_tr, k, random_state=cfg.protocol.seed)
-    out["milp_rows"] = int(len(yc))
+    k = s.max_rows_per_class
+    if 0 < k < max((y_tr > 0).sum(), (y_tr < 0).sum()):
+        Xc, yc, wc = kmeans_compress(X_tr, y_tr, k, random_state=seed)
+    out["milp_rows"] = int(yc.size)
     k_sel: int | None = None
-    for name, alpha in (("fs", None), ("fs_hoeffding", 0.05)):
-        for kernel in ("linear", "rbf"):
-            fs = CostSensitiveFeatureSelector(
+    for name, alpha in (("fs", None), ("fs_hoeffding", s.hoeffding_alpha)):
+        for kern in ("linear", "rbf"):
+            key = f"{name}_{kern}"
+            est = CostSensitiveFeatureSelector(
                 min_tpr=p_tpr,
                 min_tnr=p_tnr,
                 hoeffding_alpha=alpha,
-                kernel=kernel,
+                kernel=kern,
+                C=cv[kern]["C"],
                 gamma=gamma,
+                big_m=BIG_M,
                 time_limit=cfg.mip.time_limit,
-                **kw,
+                mip_rel_gap=cfg.mip.mip_rel_gap,
+                device=cfg.device,
             )
             t0 = time.perf_counter()
             try:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always", SolverTimeLimitWarning)
-                    fs.fit(Xc, yc, sample_weight=wc)
-            except InfeasibleProblemError as exc:
-                out[f"{name}_{kernel}"] = {"infeasible": str(exc)}
+                    est.fit(Xc, yc, sample_weight=wc)
+            except (InfeasibleProblemError, SolverError) as exc:
+                # infeasible floors, or a time limit without any selection: reported
+                out["methods"][key] = {"error": f"{type(exc).__name__}: {exc}"}
                 continue
-            except SolverError as exc:
-                # time limit without any feasible selection: reported, not hidden
-                out[f"{name}_{kernel}"] = {"no_incumbent": str(exc)}
-                continue
-            rec = _record(
-                fs,
-                X_te,
-                y_te,
-                n_selected=int(fs.get_support().sum()),
-                time=time.perf_counter() - t0,
-                milp_time=fs.solve_time_["milp"],
-                status=fs.status_,
-                mip_gap=fs.mip_gap_,
-                start_feasible=fs.start_feasible_,
-                time_limit_hit=any(
+            finally:
+                timing[key] = time.perf_counter() - t0
+            rec = {
+                **_counts(y_te, est.decision_function(X_te)),
+                "n_selected": int(est.get_support().sum()),
+                "status": est.status_,
+                "mip_gap": float(est.mip_gap_),
+                "floors": {"tpr": float(est.tpr_floor_), "tnr": float(est.tnr_floor_)},
+                "time_limit_hit": any(
                     issubclass(w.category, SolverTimeLimitWarning) for w in caught
                 ),
-            )
-            out[f"{name}_{kernel}"] = rec
-            if name == "fs" and kernel == "linear":
+            }
+            out["methods"][key] = rec
+            if key == "fs_linear":
                 k_sel = rec["n_selected"]
-    for kernel in ("linear", "rbf"):
+    for kern in ("linear", "rbf"):
+        key = f"card_{kern}"
         if k_sel is None:
-            out[f"card_{kernel}"] = {"infeasible": "no fs selection to copy k from"}
+            out["methods"][key] = {"error": "not run: fs_linear gave no k"}
             continue
         card = CardinalityConstrainedSVC(
             k_max=max(1, k_sel),
-            kernel=kernel,
+            kernel=kern,
+            C=cv[kern]["C"],
             gamma=gamma,
             time_limit=cfg.mip.time_limit,
-            **kw,
+            device=cfg.device,
         )
         t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SolverTimeLimitWarning)
-            card.fit(Xc, yc, sample_weight=wc)
-        out[f"card_{kernel}"] = _record(
-            card,
-            X_te,
-            y_te,
-            n_selected=int(card.support_.sum()),
-            time=time.perf_counter() - t0,
-            status=card.status_,
-            mip_gap=card.mip_gap_,
-        )
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", SolverTimeLimitWarning)
+                card.fit(Xc, yc, sample_weight=wc)
+        except SolverError as exc:
+            out["methods"][key] = {"error": f"{type(exc).__name__}: {exc}"}
+            continue
+        finally:
+            timing[key] = time.perf_counter() - t0
+        out["methods"][key] = {
+            **_counts(y_te, card.decision_function(X_te)),
+            "n_selected": int(card.support_.sum()),
+            "status": card.status_,
+            "mip_gap": float(card.mip_gap_),
+            "time_limit_hit": any(
+                issubclass(w.category, SolverTimeLimitWarning) for w in caught
+            ),
+        }
+    out["timing"] = timing
     return out
 
 
-def _skipped(rec: dict[str, Any]) -> bool:
-    """The cardinality comparator could not run: ``fs_linear`` gave it no ``k``."""
-    return str(rec.get("infeasible", "")).startswith("no fs selection")
+# -------------------------------------------------------------------------- report
+def _used(cfg: ExperimentConfig) -> dict[str, str]:
+    s = cfg.feature_selection
+    ex = np.log2(np.asarray(s.C_grid))
+    whole = np.allclose(ex, np.round(ex))
+    grid = (
+        f"2^{int(ex[0])}..2^{int(ex[-1])}"
+        if whole and np.array_equal(np.round(ex), np.arange(ex[0], ex[-1] + 1))
+        else "{" + ", ".join(f"{c:g}" for c in s.C_grid) + "}"
+    )
+    folds = f"{cfg.protocol.n_folds}-fold" + (
+        f", leave-one-out below {s.loo_below_rows} rows" if s.loo_below_rows else ""
+    )
+    folds += (
+        ", all folds"
+        if cfg.protocol.max_folds == 0
+        else f", first {cfg.protocol.max_folds}"
+    )
+    rows = (
+        "all"
+        if cfg.data.max_rows == 0
+        else f"dataset subsampled to {cfg.data.max_rows}"
+    )
+    if s.max_train_rows:
+        rows += f"; training parts subsampled to {s.max_train_rows}"
+    return {
+        "datasets": ", ".join(cfg.data.datasets),
+        "outer CV": folds,
+        "inner CV": f"{s.inner_folds}-fold over C in {grid}",
+        "gamma": f"{s.gamma} (fixed)",
+        "targets": (
+            f"min{{1, rate0 - {s.target_slack:g}}}, rate0 = validation TPR / TNR of the "
+            "linear SVM"
+        ),
+        "Hoeffding variant": f"alpha = {s.hoeffding_alpha:g}",
+        "training rows": rows,
+        "k-means compression": (
+            f"per class above {s.max_rows_per_class} rows"
+            if s.max_rows_per_class
+            else "none"
+        ),
+        "MILP / MIQP time limit": f"{cfg.mip.time_limit:g} s",
+        "M1 = M2 = M3": f"{BIG_M:g}",
+    }
 
 
-def _fmt(vals: list[float]) -> str:
-    if not vals:
-        return "n/a"
-    return f"{np.mean(vals):.3f} ± {np.std(vals):.3f}"
+def _ms(vals: list[float]) -> str:
+    return "n/a" if not vals else f"{np.mean(vals):.3f} ± {np.std(vals):.3f}"
 
 
-def _markdown(res: dict[str, Any], cfg: ExperimentConfig) -> str:
-    fs_cfg = cfg.feature_selection
-    time_limit = cfg.mip.time_limit
-    max_train_rows = fs_cfg.max_train_rows
-    lines = [
-        f"Settings: {cfg.protocol.n_folds}-fold outer CV (first "
-        f"{cfg.protocol.folds_run} folds run), "
-        f"C = {fs_cfg.C}, gamma = {fs_cfg.gamma} (no inner CV), big-M = 100, MILP / MIQP "
-        f"time limit {time_limit} s, training folds compressed by per-class k-means "
-        f"to at most {fs_cfg.max_rows_per_class} rows per class before the MILP / MIQP"
-        + (
-            f"; training folds above {max_train_rows} rows are first subsampled "
-            f"(stratified) to {max_train_rows} rows for every method, baselines "
-            "included, the test folds stay whole (rows used: the `train rows` column). "
-            if max_train_rows
-            else ". "
-        )
-        + "Targets per fold: TPR >= TPR0 - 0.025 and TNR >= TNR0 - 0.025 with TPR0 / "
-        "TNR0 the training rates of the standard linear SVM. Positive class = the "
-        "chapter's majority class. Test-fold accuracy / TPR / TNR: mean ± std over "
-        "folds; `feat` = features before -> mean after; `infeas` = folds where the "
-        "floors could not be met (excluded from the means); `time-limit hit` = folds "
-        "where the MILP / MIQP stopped at the limit (with an incumbent, counted in the "
-        "means, or without one, excluded); times are per fit (s).",
-        "",
-        "Datasets requested: "
-        + ", ".join(
-            f"{d} ({len(res[d]['folds'])} folds finished)"
-            if d in res
-            else f"{d} (not run yet)"
-            for d in cfg.data.datasets
-        )
-        + ". A re-run of the same command resumes the unfinished ones.",
-        "",
-        "| dataset | method | accuracy | TPR | TNR | feat | time (s) | infeas |"
-        " time-limit hit | train rows |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for name, entry in res.items():
-        folds = list(entry["folds"].values())
-        if not folds:
+def assemble(
+    cfg: ExperimentConfig, results: dict[str, dict[str, Any]], failures: dict[str, str]
+) -> ProtocolReport:
+    """Per dataset and method: pooled held-out rates, whether the floors held, features."""
+    expected: dict[str, int] = {}
+    for u in units(cfg):
+        expected[u.params["dataset"]] = u.params["n_folds"]
+    by_ds: dict[str, list[dict[str, Any]]] = {}
+    for key, r in results.items():
+        by_ds.setdefault(key.split("/")[0], []).append(r)
+    figures: dict[str, Any] = {"datasets": {}, "settings": _used(cfg)}
+    timings: dict[str, Any] = {}
+    rows = []
+    for name in cfg.data.datasets:
+        rs = by_ds.get(name, [])
+        if not rs:
             continue
-        d = folds[0]["n_features"]
-        n_rows = sorted({f.get("train_rows") for f in folds if f.get("train_rows")})
-        rows = ", ".join(str(r) for r in n_rows) if n_rows else "all"
+        t_tpr = float(np.mean([r["targets"]["tpr"] for r in rs]))
+        t_tnr = float(np.mean([r["targets"]["tnr"] for r in rs]))
+        ds: dict[str, Any] = {
+            "positive": rs[0]["positive"],
+            "n_features": rs[0]["n_features"],
+            "folds_done": len(rs),
+            "n_folds": expected.get(name, len(rs)),
+            "target_tpr": t_tpr,
+            "target_tnr": t_tnr,
+            "C_linear": [r["inner_cv"]["linear"]["C"] for r in rs],
+            "C_rbf": [r["inner_cv"]["rbf"]["C"] for r in rs],
+            "methods": {},
+        }
+        timings[name] = [r["timing"] for r in rs]
         for m in METHODS:
-            recs = [f[m] for f in folds if m in f and "accuracy" in f[m]]
-            infeas = sum(
-                1
-                for f in folds
-                if m in f and "infeasible" in f[m] and not _skipped(f[m])
-            )
-            skipped = sum(1 for f in folds if m in f and _skipped(f[m]))
-            infeas_cell = (
-                f"{infeas} (+{skipped} not run: fs_linear gave no k)"
-                if skipped
-                else str(infeas)
-            )
-            no_inc = sum(1 for f in folds if m in f and "no_incumbent" in f[m])
-            hit = sum(
-                1
-                for r in recs
-                if r.get("time_limit_hit") or r.get("status") == "time_limit"
-            )
-            sel = np.mean([r["n_selected"] for r in recs]) if recs else float("nan")
-            lines.append(
-                f"| {name} | {m} | {_fmt([r['accuracy'] for r in recs])} | "
-                f"{_fmt([r['tpr'] for r in recs])} | {_fmt([r['tnr'] for r in recs])} | "
-                f"{d} -> {sel:.1f} | {_fmt([r['time'] for r in recs])} | {infeas_cell} | "
-                f"{hit + no_inc} | {rows} |"
-            )
-    over = []
-    for name, entry in res.items():
-        for m in METHODS:
-            ts = [
-                f[m]["time"]
-                for f in entry["folds"].values()
-                if m in f and "time" in f[m]
+            recs = [r["methods"][m] for r in rs if "tp" in r["methods"].get(m, {})]
+            errs = [
+                r["methods"][m]["error"]
+                for r in rs
+                if "error" in r["methods"].get(m, {})
             ]
-            if ts and max(ts) > 2 * time_limit and not m.startswith("svm"):
-                over.append(f"{name} {m} (max {max(ts):.0f} s)")
-    if over:
-        lines += [
+            if not recs:
+                ds["methods"][m] = {"folds": 0, "n_errors": len(errs)}
+                rows.append(f"| {name} | {m} | - | - | - | - | - | {len(errs)} | - |")
+                continue
+            tot = {k: sum(x[k] for x in recs) for k in ("tp", "n_pos", "tn", "n_neg")}
+            tpr = tot["tp"] / max(tot["n_pos"], 1)
+            tnr = tot["tn"] / max(tot["n_neg"], 1)
+            acc = (tot["tp"] + tot["tn"]) / max(tot["n_pos"] + tot["n_neg"], 1)
+            held = bool(tpr >= t_tpr - 1e-12 and tnr >= t_tnr - 1e-12)
+            hit = sum(bool(x.get("time_limit_hit")) for x in recs)
+            mf = {
+                "folds": len(recs),
+                "n_errors": len(errs),
+                "accuracy": acc,
+                "tpr": tpr,
+                "tnr": tnr,
+                "floors_held": held,
+                "n_selected": [x["n_selected"] for x in recs],
+                "n_time_limit": hit,
+            }
+            ds["methods"][m] = mf
+            rows.append(
+                f"| {name} | {m} | {acc:.3f} | {tpr:.3f} | {tnr:.3f} | "
+                f"{'yes' if held else 'no'} | {ds['n_features']} -> "
+                f"{_ms([float(v) for v in mf['n_selected']])} | {len(errs)} | {hit} |"
+            )
+        figures["datasets"][name] = ds
+    used = figures["settings"]
+    done = ", ".join(
+        f"{n}: {figures['datasets'][n]['folds_done'] if n in figures['datasets'] else 0}"
+        f"/{expected.get(n, '?')}"
+        for n in cfg.data.datasets
+    )
+    targets = [
+        f"| {n} | {v['positive']} | {v['target_tpr']:.3f} | {v['target_tnr']:.3f} | "
+        f"{_ms(v['C_linear'])} | {_ms(v['C_rbf'])} |"
+        for n, v in figures["datasets"].items()
+    ]
+    text = "\n".join(
+        [
+            "## Settings: this run next to the thesis' (SPEC S6)",
             "",
-            f"Fits that overran the {time_limit:g} s limit by more than 2x: "
-            + ", ".join(over)
-            + ". The MIQPs go through the outer approximation, whose QP steps use a "
-            "dense interior point; with thousands of features one iteration can outlast "
-            "the whole limit, and the limit is checked between iterations.",
+            settings_table(THESIS, used),
+            "",
+            f"Folds finished: {done}. A rerun of the same command resumes.",
+            "",
+            "## Targets (mean over folds) and the C chosen by inner CV",
+            "",
+            "| dataset | positive | p0 TPR | p0 TNR | C linear | C rbf |",
+            "|---|---|---|---|---|---|",
+            *targets,
+            "",
+            "## Held-out rates (pooled over folds)",
+            "",
+            "`floors held` = pooled held-out TPR >= mean p0(+) and TNR >= mean p0(-); "
+            "`feat` = features before -> kept (mean ± std over folds); `failed` = folds "
+            "where the floors could not be met or no selection was found in time "
+            "(excluded from the rates); `time limit` = fits stopped at the limit with an "
+            "incumbent (counted).",
+            "",
+            "| dataset | method | accuracy | TPR | TNR | floors held | feat | failed | "
+            "time limit |",
+            "|---|---|---|---|---|---|---|---|---|",
+            *rows,
         ]
-    return "\n".join(lines) + "\n"
+    )
+
+    def plot(out: Path) -> list[Path]:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        names = list(figures["datasets"])
+        if not names:
+            return []
+        fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
+        width = 0.8 / len(METHODS)
+        for ax, rate, tkey in zip(
+            axes, ("tpr", "tnr"), ("target_tpr", "target_tnr"), strict=True
+        ):
+            for i, m in enumerate(METHODS):
+                vals = [
+                    figures["datasets"][n]["methods"][m].get(rate, np.nan)
+                    for n in names
+                ]
+                ax.bar(np.arange(len(names)) + (i - 3.5) * width, vals, width, label=m)
+            tg = [figures["datasets"][n][tkey] for n in names]
+            ax.scatter(np.arange(len(names)), tg, marker="_", s=600, c="k", zorder=3)
+            ax.set_xticks(np.arange(len(names)), names, rotation=30)
+            ax.set_title(f"held-out {rate.upper()} (pooled); bar = target p0")
+        axes[0].set_ylim(0, 1.05)
+        axes[1].legend(fontsize=7, loc="lower right")
+        return [save_figure(fig, out / "feature_selection_rates.png")]
+
+    return ProtocolReport(
+        title="Cost-sensitive feature selection (SPEC S6, thesis ch. 4)",
+        figures=figures,
+        text=text + "\n\n![held-out rates](feature_selection_rates.png)",
+        timings=timings,
+        plot=plot,
+    )
