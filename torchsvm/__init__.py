@@ -38,6 +38,7 @@ from torchsvm.estimators.kernel_logistic import (
 )
 from torchsvm.estimators.csvm import ConstrainedSVC, fit_s5c_ensemble
 from torchsvm.estimators.implied import ImpliedPosteriorSVC
+from torchsvm.estimators.persistence import load_model, save_model
 from torchsvm.estimators.selection import (
     CardinalityConstrainedSVC,
     CostSensitiveFeatureSelector,
@@ -111,6 +112,8 @@ __all__ = [
     "dea",
     "list_datasets",
     "load_dataset",
+    "load_model",
+    "save_model",
     "make_calibrator",
     "metrics",
     "roc_sweep_cv",
