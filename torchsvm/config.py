@@ -444,9 +444,14 @@ class CsvmSettings:
 
 @dataclass(frozen=True)
 class CostSensitiveSettings:
-    """Ctrl1 vs Ctrl2 (SPEC S2, S5): the imposed TPR values."""
+    """Ctrl1 vs Ctrl2 (SPEC S2, S5): the imposed TPR values.
+
+    ``uncontrolled`` adds the column t = 0 (no control: the plain bootstrap SVM, which
+    both controls reduce to when nothing is imposed).
+    """
 
     tprs: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
+    uncontrolled: bool = True
 
     def __post_init__(self) -> None:
         if not self.tprs or any(not 0.0 < t <= 1.0 for t in self.tprs):

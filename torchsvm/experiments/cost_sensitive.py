@@ -8,7 +8,9 @@ probabilistic SVM is fitted on the same bootstrap draws (same ``random_state``):
   threshold ``-a`` chosen on out-of-bag scores;
 - Ctrl2 (``csvm``): ``BootstrapProbabilitySVC(target_tpr=t, control="csvm")``: every
   fit is the training-set constrained SVM S5c with the TPR floor ``t`` (HiGHS outer
-  approximation, ``mip.time_limit`` seconds each).
+  approximation, ``mip.time_limit`` seconds each);
+- t = 0 (``cost_sensitive.uncontrolled``): ``BootstrapProbabilitySVC(target_tpr=None)``,
+  fitted once per fold and shown in both columns (no threshold shift, no floor).
 
 Reported per dataset and ``t`` (mean over folds): the MSE of ``P(+|x)`` on the held-out
 positives (``mean (1 - p)^2``) and negatives (``mean p^2``), the held-out TPR / TNR of
@@ -34,17 +36,26 @@ LABEL = {"threshold": "Ctrl1", "csvm": "Ctrl2"}
 
 
 def units(cfg: ExperimentConfig) -> list[Unit]:
-    """One unit per (dataset, fold, imposed TPR, control)."""
-    return [
-        Unit(
-            f"{name}/fold_{k:02d}/tpr_{t:.2f}/{control}",
-            {"dataset": name, "fold": k, "tpr": t, "control": control},
-        )
-        for name in cfg.data.datasets
-        for k in range(cfg.protocol.folds_run)
-        for t in cfg.cost_sensitive.tprs
-        for control in CONTROLS
-    ]
+    """One unit per (dataset, fold, imposed TPR, control); t = 0 once per fold."""
+    out = []
+    for name in cfg.data.datasets:
+        for k in range(cfg.protocol.folds_run):
+            if cfg.cost_sensitive.uncontrolled:
+                out.append(
+                    Unit(
+                        f"{name}/fold_{k:02d}/tpr_0.00/none",
+                        {"dataset": name, "fold": k, "tpr": 0.0, "control": "none"},
+                    )
+                )
+            out += [
+                Unit(
+                    f"{name}/fold_{k:02d}/tpr_{t:.2f}/{control}",
+                    {"dataset": name, "fold": k, "tpr": t, "control": control},
+                )
+                for t in cfg.cost_sensitive.tprs
+                for control in CONTROLS
+            ]
+    return out
 
 
 def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
@@ -63,8 +74,8 @@ def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
         accuracy_eps=b.accuracy_eps,
         kernel=b.kernel,
         gamma=b.gamma_value,
-        target_tpr=float(p["tpr"]),
-        control=p["control"],
+        target_tpr=float(p["tpr"]) if p["control"] != "none" else None,
+        control="threshold" if p["control"] == "none" else p["control"],
         mip_time_limit=cfg.mip.time_limit,
         random_state=cfg.protocol.seed,
         device=cfg.device,
@@ -107,7 +118,9 @@ def assemble(
         f"S5c MIQP time limit {cfg.mip.time_limit:g} s per fit. MSE+ = mean (1 - "
         "P(+|x))^2 over held-out positives, MSE- = mean P(+|x)^2 over held-out "
         "negatives; TPR / TNR of P(+|x) >= 1/2; mean over folds. Seconds are per "
-        "ensemble fit. The S5c C follows SPEC S5's convention (C+- = C / |I+-|).",
+        "ensemble fit. Ctrl2's S5c fits read C as S1 does (u_i = C c_i), so both "
+        "controls use the same C grid in the same sense; t = 0 is the plain bootstrap "
+        "SVM (one fit per fold, shown under both controls).",
         "",
     ]
     for name in cfg.data.datasets:
@@ -127,11 +140,15 @@ def assemble(
             "MIQP status |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
-        for t in cfg.cost_sensitive.tprs:
-            cells, secs = [f"{t:.2f}"], []
+        tprs = ([0.0] if cfg.cost_sensitive.uncontrolled else []) + list(
+            cfg.cost_sensitive.tprs
+        )
+        for t in tprs:
+            cells, secs = ["0 (none)" if t == 0 else f"{t:.2f}"], []
             status: dict[str, int] = {}
             for control in CONTROLS:
-                us = [v for k, v in du.items() if k.endswith(f"/tpr_{t:.2f}/{control}")]
+                suffix = f"/tpr_{t:.2f}/{'none' if t == 0 else control}"
+                us = [v for k, v in du.items() if k.endswith(suffix)]
                 if not us:
                     cells += ["n/a"] * 3
                     secs.append("n/a")
