@@ -466,8 +466,9 @@ class FeatureSelectionSettings:
 
     ``target_slack``: p0 = min{1, max{0, rate0 - slack}} from the inner-CV validation
     rates; ``hoeffding_alpha``: the Hoeffding variant; outer CV is leave-one-out below
-    ``loo_below_rows`` rows; ``max_rows_per_class``: per-class k-means before the
-    MILP / MIQP; ``max_train_rows`` > 0 subsamples large training folds.
+    ``loo_below_rows`` rows; ``max_rows_per_class`` > 0: per-class k-means before the
+    MILP / MIQP (0: none, as in the thesis); ``max_train_rows`` > 0 subsamples large
+    training folds.
     """
 
     C_grid: tuple[float, ...] = tuple(2.0**k for k in range(-5, 6))
@@ -506,10 +507,10 @@ class FeatureSelectionSettings:
                 "feature_selection.hoeffding_alpha must lie in (0, 1); "
                 f"got {self.hoeffding_alpha}"
             )
-        if self.max_rows_per_class < 2:
+        if self.max_rows_per_class < 0 or self.max_rows_per_class == 1:
             raise ConfigError(
-                "feature_selection.max_rows_per_class must be >= 2; "
-                f"got {self.max_rows_per_class}"
+                "feature_selection.max_rows_per_class must be 0 (no compression) "
+                f"or >= 2; got {self.max_rows_per_class}"
             )
         if self.max_train_rows < 0:
             raise ConfigError(
