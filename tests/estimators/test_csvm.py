@@ -355,3 +355,22 @@ def test_integer_weights_equal_repeated_rows_with_the_same_anchors(est, alpha) -
     assert a.floors_ == pytest.approx(b.floors_)
     fa, fb = a.decision_function(X), b.decision_function(X)
     np.testing.assert_allclose(fa, fb, atol=1e-4 * (1 + np.abs(fa).max()))
+
+
+@pytest.mark.parametrize("est", [ConstrainedSVC, SlidingInterceptSVC])
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_fitted_attributes_are_numpy_and_pickle(est, kernel: str) -> None:
+    """Fitted state holds numpy arrays and Python scalars only (no torchsvm objects),
+    so pickles and skops files load without torchsvm's solution types."""
+    import pickle
+
+    X, y = make_data(13, n=60)
+    clf = est(kernel=kernel, min_tpr=0.8, hoeffding_alpha=None).fit(X, y)
+    plain = (np.ndarray, np.generic, float, int, bool, str, dict, type(None))
+    for name, value in vars(clf).items():
+        if name.endswith("_") and not name.startswith("_"):
+            assert isinstance(value, plain), (name, type(value))
+            if isinstance(value, dict):
+                assert all(isinstance(v, (float, int)) for v in value.values()), name
+    again = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(again.decision_function(X), clf.decision_function(X))

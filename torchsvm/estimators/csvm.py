@@ -133,6 +133,19 @@ class _FloorClassifier(BinaryClassifierMixin, BaseEstimator):
             f.rate: f.uncapped for f in problem.floors if f.uncapped is not None
         }
 
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Scores ``f(x)`` of shape (m,); positive means ``classes_[1]``."""
+        check_is_fitted(self, "intercept_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if hasattr(self, "coef_"):
+            return X @ self.coef_[0] + self.intercept_[0]
+        if self.dual_coef_.size == 0:
+            return np.full(X.shape[0], self.intercept_[0])
+        K = compute_kernel_np(
+            X, self.support_vectors_, kernel=self.kernel, gamma=self.gamma_
+        )
+        return K @ self.dual_coef_[0] + self.intercept_[0]
+
     def predict(self, X: Any) -> np.ndarray:
         """Class labels of shape (m,)."""
         positive = self.decision_function(X) > 0
@@ -185,6 +198,10 @@ class ConstrainedSVC(_FloorClassifier):
         ``a_s y_s`` (dual form).
     support_vectors_ : ndarray of shape (n_SV, d)
         Rows with non-zero multiplier (dual form).
+    z_ : ndarray of shape (n_floor_rows,), bool
+        Anchor rows (floor rows) forced onto the right side of the margin.
+    form_ : str
+        MIQP form used, ``"primal"`` or ``"dual"``.
     anchor_mask_ : ndarray of shape (n,), bool
         The anchor set ``J`` used.
     gamma_ : float
@@ -301,31 +318,29 @@ class ConstrainedSVC(_FloorClassifier):
         return solve_csvm(problem, config, form=self.form)
 
     def _store_results(self, problem: CsvmProblem, sol: CsvmSolution) -> None:
-        self.solution_ = sol
+        # NOTE: fitted attributes are numpy arrays and Python scalars only (pickles and
+        # skops files hold no torchsvm types); the solution object is not kept.
         self.intercept_ = np.array([sol.intercept])
         if sol.coef is not None:
             self.coef_ = sol.coef[None, :].copy()
         if sol.dual_coef is not None and sol.support_X is not None:
             self.dual_coef_ = sol.dual_coef[None, :].copy()
             self.support_vectors_ = sol.support_X.copy()
+        self.z_ = np.asarray(sol.z, dtype=bool).copy()
+        self.form_ = str(sol.form)
         self._store_floors(problem)
         self.status_ = sol.status.value
         self.mip_gap_ = float(sol.mip_gap)
         self.objective_ = float(sol.objective)
         self.solve_time_ = float(sol.runtime)
         self.n_iter_ = int(sol.n_iter)
-        self.start_feasible_ = sol.start_feasible
+        self.start_feasible_ = (
+            None if sol.start_feasible is None else bool(sol.start_feasible)
+        )
         J = problem.floor_idx
         self.achieved_rates_ = _rates(
             problem.y[J], sol.decision_function(problem.X[J]), problem.weights[J]
         )
-
-    # ------------------------------------------------------------------ predict
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Scores ``f(x)`` of shape (m,); positive means ``classes_[1]``."""
-        check_is_fitted(self, "solution_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.solution_.decision_function(X)
 
 
 class SlidingInterceptSVC(_FloorClassifier):
@@ -481,19 +496,6 @@ class SlidingInterceptSVC(_FloorClassifier):
             problem.y[J], g + slide.intercept, problem.weights[J]
         )
         return self
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Scores ``f(x)`` of shape (m,); positive means ``classes_[1]``."""
-        check_is_fitted(self, "intercept_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        if hasattr(self, "coef_"):
-            return X @ self.coef_[0] + self.intercept_[0]
-        if self.dual_coef_.size == 0:
-            return np.full(X.shape[0], self.intercept_[0])
-        K = compute_kernel_np(
-            X, self.support_vectors_, kernel=self.kernel, gamma=self.gamma_
-        )
-        return K @ self.dual_coef_[0] + self.intercept_[0]
 
 
 @dataclass(frozen=True)
