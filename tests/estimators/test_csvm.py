@@ -17,7 +17,11 @@ from torchsvm.estimators.csvm import (
     SlidingInterceptSVC,
     fit_s5c_ensemble,
 )
-from torchsvm.exceptions import InfeasibleProblemError, SolverTimeLimitWarning
+from torchsvm.exceptions import (
+    DataError,
+    InfeasibleProblemError,
+    SolverTimeLimitWarning,
+)
 from torchsvm.problems.csvm import FloorCappedWarning, hoeffding_floor
 
 
@@ -374,3 +378,31 @@ def test_fitted_attributes_are_numpy_and_pickle(est, kernel: str) -> None:
                 assert all(isinstance(v, (float, int)) for v in value.values()), name
     again = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(again.decision_function(X), clf.decision_function(X))
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_s5c_ensemble_as_plain_arrays(kernel: str) -> None:
+    """S5cEnsemble.stacked gives the replicates as (dual over X_fit, b[, w]) arrays with
+    the same scores as the solution objects."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, y = make_data(14, n=40)
+    y_pm = np.where(y == "sick", 1.0, -1.0)
+    counts = bootstrap_counts(40, 3, np.random.default_rng(2))
+    ens = fit_s5c_ensemble(
+        X, y_pm, counts, C=1.0, kernel=kernel, gamma=0.5, min_tpr=0.9, time_limit=30
+    )
+    dual, b, w = ens.stacked(X)
+    Xt = np.random.default_rng(3).normal(size=(15, 2))
+    F = ens.decision_function(Xt)
+    if kernel == "linear":
+        assert w is not None
+        np.testing.assert_allclose(Xt @ w.T + b, F.T, atol=1e-10)
+    else:
+        assert w is None
+        assert np.all(dual[counts == 0] == 0)  # out-of-bag rows carry no multiplier
+        np.testing.assert_allclose(
+            rbf_kernel(Xt, X, gamma=0.5) @ dual.T + b, F.T, atol=1e-10
+        )
+        with pytest.raises(DataError, match="not the data"):
+            ens.stacked(X + 1.0)

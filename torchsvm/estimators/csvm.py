@@ -536,6 +536,51 @@ class S5cEnsemble:
         F = self.decision_function(X)
         return ((F > 0) + 0.5 * (F == 0)).mean(axis=0)
 
+    def stacked(self, X_fit: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The replicates as plain arrays over the rows they were fitted on.
+
+        ``f_b(x) = sum_i dual[b, i] K(X_fit[i], x) + intercept[b]`` (or
+        ``x . coef[b] + intercept[b]`` for the linear kernel), the layout of the S1 fits
+        of :class:`~torchsvm.estimators.bootstrap.BootstrapProbabilitySVC`, so a caller
+        can keep numpy arrays instead of solution objects.
+
+        Parameters
+        ----------
+        X_fit : array-like of shape (n, d)
+            The rows passed to :func:`fit_s5c_ensemble`.
+
+        Returns
+        -------
+        dual : ndarray of shape (B, n)
+            ``a_i y_i`` per replicate (0 off the support; linear fits in the primal
+            form have no multipliers and give zeros).
+        intercept : ndarray of shape (B,)
+        coef : ndarray of shape (B, d) or None
+            ``w`` per replicate for the linear kernel, else None.
+        """
+        Xa = np.ascontiguousarray(X_fit, dtype=np.float64)
+        index = {row.tobytes(): i for i, row in enumerate(Xa)}
+        B, n = len(self.solutions), Xa.shape[0]
+        dual = np.zeros((B, n))
+        for b, sol in enumerate(self.solutions):
+            if sol.dual_coef is None or sol.support_X is None:
+                continue
+            for coef, row in zip(sol.dual_coef, sol.support_X, strict=True):
+                key = np.ascontiguousarray(row, dtype=np.float64).tobytes()
+                if key not in index:
+                    raise DataError(
+                        "X_fit is not the data the ensemble was fitted on (a support "
+                        "vector is not one of its rows)"
+                    )
+                dual[b, index[key]] += coef
+        intercept = np.array([s.intercept for s in self.solutions], dtype=np.float64)
+        coef = None
+        if all(s.coef is not None for s in self.solutions):
+            coef = np.stack(
+                [np.asarray(s.coef, dtype=np.float64) for s in self.solutions]
+            )
+        return dual, intercept, coef
+
 
 def _fit_one(
     X: np.ndarray,
