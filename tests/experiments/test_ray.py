@@ -14,7 +14,12 @@ ray = pytest.importorskip("ray")
 
 from torchsvm.config import load_config  # noqa: E402
 from torchsvm.experiments import run_experiment  # noqa: E402
-from torchsvm.experiments.distributed import map_chunks, ray_session  # noqa: E402
+from torchsvm.experiments.distributed import (  # noqa: E402
+    fit_replicates_distributed,
+    map_chunks,
+    ray_session,
+    solve_replicates,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "configs" / "bootstrap-tiny.toml"
@@ -61,3 +66,32 @@ def test_ray_failed_unit_is_reported(ray_instance, tmp_path: Path) -> None:  # n
     assert all("no_such_dataset" in msg for msg in res.failures.values())
     rep = json.loads((tmp_path / "report.json").read_text())
     assert rep["meta"]["n_failed"] == 3
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_replicate_chunks_on_ray_equal_one_batch(ray_instance, kernel: str) -> None:  # noqa: ANN001
+    import numpy as np
+    from sklearn.datasets import make_classification
+
+    from torchsvm import BootstrapProbabilitySVC
+    from torchsvm.kernels import compute_kernel_np
+
+    X, y = make_classification(n_samples=120, n_features=5, random_state=0)
+    y_pm = np.where(y == 1, 1, -1)
+    m = BootstrapProbabilitySVC(
+        C_grid=[0.5, 2.0], n_bootstrap=12, kernel=kernel, random_state=3
+    ).fit(X, y)
+    full = solve_replicates(X, y_pm, m.C_grid_, m.counts_, kernel=kernel)
+    # the one-batch helper is the estimator's own fit
+    np.testing.assert_array_equal(full["n_iter"], m.n_iter_)
+    np.testing.assert_allclose(full["duality_gap"], m.duality_gap_, rtol=0, atol=0)
+    dist = fit_replicates_distributed(
+        X, y_pm, m.C_grid_, m.counts_, n_chunks=3, kernel=kernel
+    )
+    assert dist["statuses"].shape == (2, 12)
+    K = compute_kernel_np(X, X[:40], kernel=kernel, gamma=full["gamma"])
+    f_full = full["coef"] @ K + full["intercept"][..., None]
+    f_dist = dist["coef"] @ K + dist["intercept"][..., None]
+    np.testing.assert_allclose(f_dist, f_full, rtol=0, atol=1e-10)
+    # the votes, hence every probability of the ensemble, are the same
+    np.testing.assert_array_equal(f_dist > 0, f_full > 0)
