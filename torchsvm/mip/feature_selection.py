@@ -60,20 +60,34 @@ approximation of :mod:`torchsvm.mip.outer_approx`::
 from __future__ import annotations
 
 import logging
+import math
 import time
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
 
-from torchsvm.exceptions import DataError, InfeasibleProblemError, SolverError
-from torchsvm.mip.model import MipConfig, MipModel, MipResult
+from torchsvm.exceptions import (
+    DataError,
+    InfeasibleProblemError,
+    SolverError,
+    SolverTimeLimitWarning,
+)
+from torchsvm.mip.model import MipConfig, MipModel, MipResult, check_feasible
 from torchsvm.mip.solve import solve_model
+from torchsvm.mip.subset_search import (
+    fit_subsets,
+    margin_point,
+    separable_2d,
+    separable_by_planes,
+    threshold_start,
+)
 from torchsvm.problems.selection import (
+    SelectionProblem,
     check_feature_costs,
     check_selection_data,
     floor_rhs,
-    selection_floors,
 )
 from torchsvm.types import SolveStatus
 
@@ -295,8 +309,34 @@ def solve_feature_selection(
     config: MipConfig | None = None,
     warm_start: tuple[np.ndarray, float] | None = None,
     sample_weight: np.ndarray | None = None,
+    *,
+    method: str = "auto",
+    max_enumerate: int = 14,
 ) -> FeatureSelectionResult:
     """Solve (P1): the cheapest feature set whose linear classifier meets both floors.
+
+    Algorithm (SPEC S6; the MILP of the module docstring is the model):
+
+    1. Start heuristics (:mod:`torchsvm.mip.subset_search`): linear SVMs on candidate
+       subsets fitted as one batch of the batched solver, each turned into a (P1)
+       point by the best threshold and scale; with few features every subset is fitted,
+       otherwise a backward-elimination path (one batch per step) drops the costliest
+       feature whose removal keeps a feasible point. ``warm_start`` adds its direction.
+    2. Exact phase. Feasibility is monotone (a superset of a feasible subset is
+       feasible: ``w_k = 0`` on the added features), so the incumbent of cost ``U`` is
+       optimal once every subset of cost below ``U`` is proven infeasible, and it is
+       enough to prove the maximal ones. With at most ``max_enumerate`` features
+       (``method="enumerate"`` or ``"auto"``) each maximal subset ``S`` is settled by
+       the exact planar test :func:`~torchsvm.mip.subset_search.separable_2d` when
+       ``|S| <= 2``, else by (P1) restricted to ``S`` (``delta_k = 0`` off ``S``),
+       which also returns the cheapest feasible subset inside ``S``. Otherwise
+       (``method="milp"`` or many features) the full (P1) is solved by HiGHS from the
+       heuristic start, with ``sum delta >= 2`` added when no single feature meets the
+       floors (exact 1-D test).
+
+    ``config.time_limit`` bounds the whole call, heuristics included. A stopped call
+    returns the incumbent with its proven gap and a
+    :class:`~torchsvm.exceptions.SolverTimeLimitWarning`.
 
     Parameters
     ----------
@@ -311,13 +351,17 @@ def solve_feature_selection(
     feature_costs : ndarray of shape (d,), optional
         Costs ``c_k`` (default 1: fewest features).
     big_m : float
-        ``M2 = M3``.
+        ``M2 = M3`` of the model.
     config : MipConfig, optional
-        Time limit and gap of the MILP.
+        Time limit and gap.
     warm_start : (w, b), optional
-        Linear SVM on all features used to build the MIP start.
+        Linear SVM on all features, one more start candidate.
     sample_weight : ndarray of shape (n,), optional
         Row weights in the rate rows.
+    method : {"auto", "enumerate", "milp"}
+        Exact phase (see above).
+    max_enumerate : int
+        ``"auto"`` enumerates subsets when ``d <= max_enumerate``.
 
     Returns
     -------
@@ -330,19 +374,37 @@ def solve_feature_selection(
     SolverError
         If the time limit passes without any feasible selection.
     """
-    X, y, v = check_selection_data(X, y, sample_weight)
-    d = X.shape[1]
-    p_pos, p_neg = selection_floors(y, min_tpr, min_tnr, hoeffding_alpha, v)
-    model = build_selection_milp(
-        X, y, p_pos, p_neg, feature_costs, big_m, sample_weight=sample_weight
-    )
-    start = None
-    if warm_start is not None:
-        start = selection_start(
-            X, y, warm_start[0], warm_start[1], p_pos, p_neg, big_m, sample_weight=v
+    t0 = time.perf_counter()
+    config = MipConfig() if config is None else config
+    if method not in ("auto", "enumerate", "milp"):
+        raise ValueError(
+            f"method must be 'auto', 'enumerate' or 'milp', got {method!r}"
         )
-        logger.info("(P1) warm start %s", "built" if start is not None else "unusable")
-    res = solve_model(model, config, start=start)
+    problem = SelectionProblem.from_data(
+        X, y, min_tpr, min_tnr, hoeffding_alpha, feature_costs, sample_weight
+    )
+    X, y, v = problem.X, problem.y, problem.v
+    n, d = X.shape
+    p_pos, p_neg = problem.tpr_floor, problem.tnr_floor
+    costs = problem.costs
+    model = build_selection_milp(
+        X, y, p_pos, p_neg, costs, big_m, sample_weight=sample_weight
+    )
+
+    search = _SubsetSearch(problem, model, big_m, config, t0)
+    if warm_start is not None:
+        search.offer(
+            selection_start(
+                X, y, warm_start[0], warm_start[1], p_pos, p_neg, big_m, sample_weight=v
+            )
+        )
+        search.offer(threshold_start(problem, warm_start[0], np.ones(d, bool), big_m))
+    search.heuristics()
+    enumerate_ = method == "enumerate" or (method == "auto" and d <= max_enumerate)
+    if enumerate_:
+        res = search.enumerate()
+    else:
+        res = search.full_milp()
     if res.status is SolveStatus.infeasible:
         raise InfeasibleProblemError(
             f"the TPR floor p*(+1)={p_pos:.4f} and the TNR floor p*(-1)={p_neg:.4f} "
@@ -355,22 +417,274 @@ def solve_feature_selection(
             f"(P1) found no feasible feature set ({res.status.value}: {res.message}); "
             "raise time_limit"
         )
+    if res.status is SolveStatus.time_limit:
+        warnings.warn(
+            f"feature selection stopped at its time limit ({config.time_limit:.3g} s) "
+            f"with cost {res.objective:.6g}, proven bound {res.bound:.6g} "
+            f"(gap {res.mip_gap:.3g})",
+            SolverTimeLimitWarning,
+            stacklevel=2,
+        )
+    logger.info(
+        "(P1) %s in %.2fs: cost %.6g, bound %.6g, %s",
+        res.status.value,
+        time.perf_counter() - t0,
+        res.objective,
+        res.bound,
+        res.message,
+    )
     x = res.x
     w, b = x[:d].copy(), float(x[d])
-    z = x[d + 1 : d + 1 + X.shape[0]] > 0.5
-    delta = x[d + 1 + X.shape[0] :] > 0.5
+    z = x[d + 1 : d + 1 + n] > 0.5
+    delta = x[d + 1 + n :] > 0.5
     w[~delta] = 0.0
-    c = check_feature_costs(feature_costs, d)
     return FeatureSelectionResult(
         support=delta,
         w=w,
         b=b,
         z=z,
-        cost=float(c @ delta),
+        cost=float(costs @ delta),
         tpr_floor=p_pos,
         tnr_floor=p_neg,
         result=res,
     )
+
+
+class _SubsetSearch:
+    """State of :func:`solve_feature_selection`: incumbent, proofs, time budget."""
+
+    def __init__(
+        self,
+        problem: SelectionProblem,
+        model: MipModel,
+        big_m: float,
+        config: MipConfig,
+        t0: float,
+    ) -> None:
+        self.problem = problem
+        self.model = model
+        self.big_m = float(big_m)
+        self.config = config
+        self.t0 = t0
+        self.n, self.d = problem.X.shape
+        self.costs = problem.costs
+        self.best_x: np.ndarray | None = None
+        self.best_cost = math.inf
+        self.start_feasible: bool | None = None
+        self.n_milps = 0
+        self.msgs: list[str] = []
+
+    def remaining(self) -> float:
+        return self.config.time_limit - (time.perf_counter() - self.t0)
+
+    def _delta(self, x: np.ndarray) -> np.ndarray:
+        return x[self.d + 1 + self.n :] > 0.5
+
+    def offer(self, x: np.ndarray | None) -> bool:
+        """Keep ``x`` if it is feasible for (P1) and cheaper than the incumbent."""
+        if x is None:
+            return False
+        ok, _ = check_feasible(self.model, x, tol=1e-6)
+        if not ok:
+            return False
+        # drop unused features: delta_k = 0 where w_k = 0 stays feasible and is cheaper
+        x = x.copy()
+        dl = slice(self.d + 1 + self.n, None)
+        x[dl] = np.where(np.abs(x[: self.d]) > 0, x[dl], 0.0)
+        cost = float(self.costs @ self._delta(x))
+        if cost < self.best_cost - 1e-9:
+            self.best_x, self.best_cost = x, cost
+            self.start_feasible = True
+            return True
+        return False
+
+    # ---------------------------------------------------------------- heuristics
+    def _try_subsets(self, subsets: np.ndarray) -> np.ndarray:
+        """Fit one batch on ``subsets``; return which gave a feasible point."""
+        Ws = fit_subsets(self.problem, subsets, class_ratios=_RATIOS)
+        R = len(_RATIOS)
+        found = np.zeros(subsets.shape[0], dtype=bool)
+        for W in Ws:
+            for p in range(subsets.shape[0]):
+                for t in range(R):
+                    x = threshold_start(
+                        self.problem, W[p * R + t], subsets[p], self.big_m
+                    )
+                    if x is not None and check_feasible(self.model, x, tol=1e-6)[0]:
+                        found[p] = True
+                        self.offer(x)
+        return found
+
+    def heuristics(self) -> None:
+        """Batched SVM fits on candidate subsets (all subsets, or a backward path)."""
+        d, n = self.d, self.n
+        if 2**d * n <= 300_000 and d <= 14:
+            masks = (np.arange(1, 2**d)[:, None] >> np.arange(d)) & 1
+            if self.remaining() > 0:
+                self._try_subsets(masks.astype(bool))
+                self.msgs.append(f"{2**d - 1} subsets fitted in one batch")
+            return
+        S = np.ones(d, dtype=bool)
+        if self.best_x is not None:
+            S = self._delta(self.best_x).copy()
+        elif not self._try_subsets(S[None, :])[0]:
+            return
+        steps = 0
+        while S.sum() > 1 and self.remaining() > 0.2 * self.config.time_limit:
+            cand = np.repeat(S[None, :], S.sum(), axis=0)
+            idx = np.flatnonzero(S)
+            cand[np.arange(idx.size), idx] = False
+            found = self._try_subsets(cand)
+            if not found.any():
+                break
+            # drop the costliest feature whose removal keeps a feasible point
+            k = idx[found][np.argmax(self.costs[idx[found]])]
+            S[k] = False
+            steps += 1
+        self.msgs.append(f"backward path of {steps} steps")
+
+    # ---------------------------------------------------------------- exact
+    def _restricted(self, mask: np.ndarray) -> MipResult:
+        """(P1) with ``delta_k = w_k = 0`` off ``mask``: cheapest subset inside it."""
+        d, n = self.d, self.n
+        lo, up = self.model.col_lower.copy(), self.model.col_upper.copy()
+        off = np.flatnonzero(~mask)
+        lo[off] = up[off] = 0.0
+        lo[d + 1 + n + off] = up[d + 1 + n + off] = 0.0
+        sub = replace(self.model, col_lower=lo, col_upper=up)
+        start = None
+        if self.best_x is not None and not np.any(self._delta(self.best_x) & ~mask):
+            start = self.best_x
+        cfg = replace(self.config, time_limit=max(1e-3, self.remaining()))
+        self.n_milps += 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SolverTimeLimitWarning)
+            return solve_model(sub, cfg, start=start)
+
+    def _result(self, status: SolveStatus, lb: float, msg: str) -> MipResult:
+        ub = self.best_cost
+        if self.best_x is None:
+            gap = math.inf
+        else:
+            lb = min(lb, ub)
+            gap = max(0.0, ub - lb) / max(1.0, abs(ub))
+        return MipResult(
+            status=status,
+            x=self.best_x,
+            objective=ub if self.best_x is not None else math.nan,
+            bound=lb,
+            mip_gap=gap,
+            runtime=time.perf_counter() - self.t0,
+            message="; ".join([*self.msgs, msg]),
+            n_iter=self.n_milps,
+            start_feasible=self.start_feasible,
+        )
+
+    def enumerate(self) -> MipResult:
+        """Prove the incumbent optimal by settling every maximal cheaper subset."""
+        d = self.d
+        masks = ((np.arange(2**d)[:, None] >> np.arange(d)) & 1).astype(bool)
+        cost = masks @ self.costs
+        # proven: (mask, threshold): subsets of mask with cost < threshold are infeasible
+        proofs: list[tuple[np.ndarray, float]] = []
+        dead = np.zeros(2**d, dtype=bool)
+        tol = 1e-9
+        while True:
+            open_ = ~dead & (cost < self.best_cost - tol)
+            if not open_.any():
+                if self.best_x is None:
+                    return self._result(SolveStatus.infeasible, math.inf, "no subset")
+                return self._result(
+                    SolveStatus.optimal, self.best_cost, "every cheaper subset refuted"
+                )
+            if self.remaining() <= 0:
+                lb = float(cost[open_].min())
+                return self._result(SolveStatus.time_limit, lb, "time limit")
+            cand = np.flatnonzero(open_)
+            # maximal open subsets: no open superset with one more feature
+            is_max = np.ones(cand.size, dtype=bool)
+            for k in range(d):
+                sup = cand | (1 << k)
+                is_max &= ~((sup != cand) & open_[sup])
+            cm = cand[is_max]
+            j = cm[np.argmax(cost[cm])]
+            M = masks[j]
+            settled = False
+            if M.sum() <= 2 and not separable_2d(self.problem, M):
+                proofs.append((M, math.inf))
+                settled = True
+            elif M.sum() == 3:
+                wit: list[np.ndarray] = []
+                sep = separable_by_planes(self.problem, M, witness=wit)
+                if sep is False:
+                    proofs.append((M, math.inf))
+                    settled = True
+                elif wit:
+                    # the plane's rows give a start for the subset MILP below
+                    cfg = replace(self.config, time_limit=max(1e-3, self.remaining()))
+                    if self.offer(
+                        margin_point(self.problem, M, wit[0], self.big_m, cfg)
+                    ):
+                        continue  # new incumbent: the open set shrinks
+            if not settled:
+                res = self._restricted(M)
+                if res.status is SolveStatus.infeasible:
+                    proofs.append((M, math.inf))
+                elif res.x is not None:
+                    self.offer(res.x)
+                    if res.status is SolveStatus.optimal:
+                        thr = res.objective - self.config.mip_rel_gap * max(
+                            1.0, abs(res.objective)
+                        )
+                        proofs.append((M, max(thr, res.bound)))
+                    else:
+                        proofs.append((M, res.bound))
+                else:
+                    lb = float(cost[open_].min())
+                    return self._result(
+                        SolveStatus.time_limit, lb, "time limit in a subset MILP"
+                    )
+            Mm, thr = proofs[-1]
+            inside = ~np.any(masks & ~Mm, axis=1)
+            dead |= inside & (cost < thr - tol)
+            dead[j] |= thr == math.inf or cost[j] < thr - tol
+
+    def full_milp(self) -> MipResult:
+        """(P1) by HiGHS from the incumbent, with ``sum delta >= 2`` when valid."""
+        d, n = self.d, self.n
+        model = self.model
+        singles = [np.eye(d, dtype=bool)[k] for k in range(d)]
+        if self.remaining() > 0 and not any(
+            separable_2d(self.problem, s) for s in singles
+        ):
+            row = np.zeros(model.n_cols)
+            row[d + 1 + n :] = 1.0
+            model = replace(
+                model,
+                A=sp.vstack([model.A, sp.csr_array(row[None, :])], format="csr"),
+                row_lower=np.concatenate([model.row_lower, [2.0]]),
+                row_upper=np.concatenate([model.row_upper, [np.inf]]),
+            )
+            self.msgs.append("no single feature suffices: sum delta >= 2")
+        cfg = replace(self.config, time_limit=max(1e-3, self.remaining()))
+        self.n_milps += 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SolverTimeLimitWarning)
+            res = solve_model(model, cfg, start=self.best_x)
+        if res.status is SolveStatus.infeasible:
+            return self._result(SolveStatus.infeasible, math.inf, "(P1) infeasible")
+        if res.x is not None:
+            self.offer(res.x)
+        lb = res.bound if math.isfinite(res.bound) else 0.0
+        status = (
+            SolveStatus.optimal
+            if res.status is SolveStatus.optimal
+            else SolveStatus.time_limit
+        )
+        return self._result(status, lb, f"full (P1) MILP: {res.message}")
+
+
+_RATIOS = (1.0, 0.25, 4.0)
 
 
 # ----------------------------------------------------------------------------- (P2)

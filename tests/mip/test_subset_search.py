@@ -1,0 +1,124 @@
+"""Feature-selection engine: batched subset fits, exact subset tests, search vs brute force."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from sklearn.svm import SVC
+
+from torchsvm.exceptions import SolverError, SolverTimeLimitWarning
+from torchsvm.mip.feature_selection import build_selection_milp, solve_feature_selection
+from torchsvm.mip.model import MipConfig, check_feasible
+from torchsvm.mip.solve import solve_model
+from torchsvm.mip.subset_search import (
+    fit_subsets,
+    margin_point,
+    separable_2d,
+    separable_by_planes,
+    threshold_start,
+)
+from torchsvm.problems.selection import SelectionProblem
+from torchsvm.types import SolveStatus
+
+
+def _data(seed: int, n: int = 30, d: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.6 * X[:, 1] + 0.8 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _subset_feasible(problem: SelectionProblem, mask: np.ndarray) -> bool:
+    """Brute force: (P1) feasibility MILP with the features outside ``mask`` off."""
+    model = build_selection_milp(
+        problem.X, problem.y, problem.tpr_floor, problem.tnr_floor
+    )
+    n, d = problem.X.shape
+    lo, up = model.col_lower.copy(), model.col_upper.copy()
+    off = np.flatnonzero(~mask)
+    lo[off] = up[off] = 0.0
+    lo[d + 1 + n + off] = up[d + 1 + n + off] = 0.0
+    res = solve_model(
+        replace(model, c=np.zeros(model.n_cols), col_lower=lo, col_upper=up),
+        MipConfig(time_limit=60),
+    )
+    assert res.status in (SolveStatus.optimal, SolveStatus.infeasible)
+    return res.status is SolveStatus.optimal
+
+
+def test_fit_subsets_is_one_svm_per_subset() -> None:
+    X, y = _data(0)
+    p = SelectionProblem.from_data(X, y, 0.7, 0.7)
+    subsets = np.array([[1, 1, 0, 0], [0, 1, 1, 1]], dtype=bool)
+    W = fit_subsets(p, subsets, class_ratios=(1.0,), C=1.0, iterations=1)[0]
+    for s, w in zip(subsets, W):
+        ref = SVC(kernel="linear", C=1.0, tol=1e-8).fit(X[:, s], y).coef_.ravel()
+        np.testing.assert_allclose(w[s], ref, atol=2e-3)
+        assert np.all(w[~s] == 0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_planar_and_plane_tests_agree_and_are_sound(seed: int) -> None:
+    X, y = _data(seed, n=24)
+    p = SelectionProblem.from_data(X, y, 0.85, 0.85)
+    for pair in itertools.combinations(range(4), 2):
+        m = np.zeros(4, dtype=bool)
+        m[list(pair)] = True
+        a = separable_2d(p, m)
+        b = separable_by_planes(p, m)
+        assert b is None or a == b
+        if not a:  # a refutation must be right
+            assert not _subset_feasible(p, m)
+
+
+def test_plane_witness_gives_a_feasible_point() -> None:
+    X, y = _data(4, n=30)
+    p = SelectionProblem.from_data(X, y, 0.7, 0.7)
+    model = build_selection_milp(X, y, p.tpr_floor, p.tnr_floor)
+    m = np.array([1, 1, 1, 0], dtype=bool)
+    wit: list[np.ndarray] = []
+    assert separable_by_planes(p, m, witness=wit)
+    x = margin_point(p, m, wit[0], 100.0, MipConfig(time_limit=10))
+    assert x is not None and check_feasible(model, x)[0]
+    x2 = threshold_start(p, x[:4], m, 100.0)
+    assert x2 is None or check_feasible(model, x2)[0]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_search_matches_brute_force_and_full_milp(seed: int) -> None:
+    X, y = _data(seed, n=30, d=4)
+    costs = np.array([1.0, 2.0, 1.0, 3.0]) if seed == 2 else None
+    cfg = MipConfig(time_limit=60, mip_rel_gap=0.0)
+    ours = solve_feature_selection(X, y, 0.8, 0.8, feature_costs=costs, config=cfg)
+    milp = solve_feature_selection(
+        X, y, 0.8, 0.8, feature_costs=costs, config=cfg, method="milp"
+    )
+    p = SelectionProblem.from_data(X, y, 0.8, 0.8, feature_costs=costs)
+    best = min(
+        float(p.costs @ m)
+        for m in itertools.product([False, True], repeat=4)
+        if _subset_feasible(p, np.array(m))
+    )
+    assert ours.status is SolveStatus.optimal
+    assert ours.cost == pytest.approx(best)
+    assert milp.cost == pytest.approx(best)
+    model = build_selection_milp(X, y, p.tpr_floor, p.tnr_floor, costs)
+    assert check_feasible(model, ours.result.x)[0]
+
+
+def test_time_limit_bounds_the_whole_call() -> None:
+    X, y = _data(1, n=200, d=12)
+    cfg = MipConfig(time_limit=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverTimeLimitWarning)
+        try:
+            res = solve_feature_selection(X, y, 0.8, 0.8, config=cfg)
+        except SolverError:
+            return  # no incumbent within the limit: a clear error
+    assert res.result.runtime < 0.5 + 5.0  # one batch / MILP may overrun a little
+    if res.status is SolveStatus.time_limit:
+        assert res.mip_gap >= 0.0

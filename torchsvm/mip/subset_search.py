@@ -1,0 +1,366 @@
+"""Subset heuristics and exact subset tests for the feature-selection MILP (SPEC S6).
+
+Two tools used by :func:`torchsvm.mip.feature_selection.solve_feature_selection`:
+
+- :func:`fit_subsets`: linear SVMs on many candidate feature subsets, fitted as ONE
+  batch of the batched solver. The subsets cannot share a Gram matrix, so the batch is
+  built on stacked copies of the rows, copy ``p`` holding ``X`` with the features
+  outside subset ``p`` zeroed; problem ``p`` gives positive bounds only to copy ``p``
+  (all other rows have ``u = 0`` and stay at ``alpha = 0``), so its dual is exactly the
+  SVM on subset ``p``. Each SVM direction is turned into a (P1) point by
+  :func:`threshold_start` (best intercept and scale for the floors).
+- :func:`separable_2d`: an exact test that no linear classifier on one or two features
+  meets both floors. A (P1) point has ``y_i (w . x_i + b) >= 1 > 0`` on its rows with
+  ``z_i = 1``, so "no hyperplane classifies strictly enough rows of each class" proves
+  a subset infeasible for (P1) whatever the big-M values. In the plane the order of
+  the projections ``x_i . u`` only changes when ``u`` crosses a direction orthogonal
+  to some ``x_i - x_j``; one direction inside every arc between consecutive critical
+  angles, with every threshold between consecutive projections, enumerates every
+  strict dichotomy (``O(n^2)`` directions, ``O(n^3 log n)`` work).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import scipy.sparse as sp
+
+from torchsvm.config import SolverConfig
+from torchsvm.exceptions import DataError
+from torchsvm.mip.model import MipConfig, MipModel
+from torchsvm.mip.solve import solve_model
+from torchsvm.problems.selection import SelectionProblem
+from torchsvm.problems.svm import BatchedSvmProblem
+from torchsvm.solvers.box_qp import BoxQpSolver
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "fit_subsets",
+    "margin_point",
+    "separable_2d",
+    "separable_by_planes",
+    "threshold_start",
+]
+
+
+def threshold_start(
+    problem: SelectionProblem,
+    w: np.ndarray,
+    support: np.ndarray,
+    big_m: float,
+    big_m_w: float | None = None,
+) -> np.ndarray | None:
+    """(P1) point ``[w, b, z, delta]`` from a direction ``w`` on ``support``, or None.
+
+    With scores ``s = X w``, let ``s+`` be the ``k+``-th largest positive score and
+    ``s-`` the ``k-``-th smallest negative one (``k+-`` the rows the floors need,
+    weighted). A threshold separating both counts with margin exists iff
+    ``s+ > s-``; ``b = -(s+ + s-) / 2`` and the scale ``2 / (s+ - s-)`` put those rows
+    at ``y f >= 1``. The point is returned if it satisfies ``|w_k| <= M3`` and
+    ``y_i f(x_i) >= 1 - M2`` on every row.
+    """
+    X, y, v = problem.X, problem.y, problem.v
+    M2 = float(big_m)
+    M3 = float(big_m if big_m_w is None else big_m_w)
+    w = np.where(support, np.asarray(w, dtype=np.float64), 0.0)
+    s = X @ w
+    pos, neg = y > 0, y < 0
+
+    def kth(scores: np.ndarray, weights: np.ndarray, need: float) -> float | None:
+        if need <= 0:
+            return None
+        order = np.argsort(-scores)
+        cum = np.cumsum(weights[order])
+        j = int(np.searchsorted(cum, need - 1e-9))
+        return None if j >= order.size else float(scores[order][j])
+
+    sp_ = kth(s[pos], v[pos], problem.need_pos)
+    sn_ = kth(-s[neg], v[neg], problem.need_neg)
+    if sp_ is None and sn_ is None:
+        return None
+    hi = sp_ if sp_ is not None else float(np.max(s)) + 1.0
+    lo = -sn_ if sn_ is not None else float(np.min(s)) - 1.0
+    if sp_ is None:
+        hi = lo + 2.0 * max(1.0, float(np.ptp(s)))
+    if sn_ is None:
+        lo = hi - 2.0 * max(1.0, float(np.ptp(s)))
+    if not hi - lo > 1e-9 * max(1.0, float(np.abs(s).max())):
+        return None
+    scale = 2.0 / (hi - lo)
+    ws, bs = w * scale, -0.5 * (hi + lo) * scale
+    m = y * (X @ ws + bs)
+    if np.any(np.abs(ws) > M3) or np.any(m < 1.0 - M2 + 1e-9):
+        return None
+    z = (m >= 1.0 - 1e-9).astype(float)
+    return np.concatenate([ws, [bs], z, support.astype(float)])
+
+
+def _chosen_rows(problem: SelectionProblem, s: np.ndarray) -> np.ndarray:
+    """Rows a threshold on scores ``s`` should count: the ``k+`` best positives and
+    the ``k-`` best negatives (by weight), i.e. the rows (P1)'s ``z`` would keep."""
+    y, v = problem.y, problem.v
+    keep = np.zeros(y.shape[0], dtype=bool)
+    for cls, need, sign in (
+        (y > 0, problem.need_pos, -1.0),
+        (y < 0, problem.need_neg, 1.0),
+    ):
+        idx = np.flatnonzero(cls)
+        order = idx[np.argsort(sign * s[idx])]
+        cum = np.cumsum(v[order])
+        j = int(np.searchsorted(cum, need - 1e-9)) + 1 if need > 0 else 0
+        keep[order[:j]] = True
+    return keep
+
+
+def fit_subsets(
+    problem: SelectionProblem,
+    subsets: np.ndarray,
+    class_ratios: tuple[float, ...] = (1.0,),
+    C: float = 1.0,
+    iterations: int = 4,
+    max_rows: int = 400_000,
+) -> np.ndarray:
+    """Linear SVM directions for every subset (rows of ``subsets``), one batch.
+
+    After the first fit each SVM is refitted ``iterations - 1`` times on the rows its
+    direction counts for the floors (:func:`_chosen_rows`; the other rows keep 2% of
+    their weight): an alternating heuristic for (P1)'s ``z``.
+
+    Parameters
+    ----------
+    problem : SelectionProblem
+    subsets : ndarray of shape (P, d) of bool
+    class_ratios : tuple of float
+        Each subset is fitted once per ratio ``r`` with the positive rows' bounds
+        multiplied by ``r`` (different TPR/TNR trade-offs for the floors).
+    C : float
+        Penalty per row (times the row weight).
+    iterations : int
+        Fits per problem (the batch is solved ``iterations`` times).
+    max_rows : int
+        Stacked rows per batch; larger requests are split into several batches.
+
+    Returns
+    -------
+    ndarray of shape (iterations, P * len(class_ratios), d)
+        Directions ``w`` (zero off each subset), subset-major.
+    """
+    X, y, v = problem.X, problem.y, problem.v
+    n, d = X.shape
+    subsets = np.asarray(subsets, dtype=bool)
+    R = len(class_ratios)
+    out = np.zeros((iterations, subsets.shape[0] * R, d))
+    nsub = max(1, max_rows // max(1, n))
+    solver = BoxQpSolver(SolverConfig(tol=1e-6))
+    ratio = np.asarray(class_ratios, dtype=np.float64)
+    for s in range(0, subsets.shape[0], nsub):
+        idx = np.arange(s, min(subsets.shape[0], s + nsub))
+        P = idx.size
+        Xb = np.concatenate([X * subsets[p] for p in idx])
+        yb = np.tile(y, P)
+        base = C * v[None, :] * np.where(y[None, :] > 0, ratio[:, None], 1.0)  # (R, n)
+        row_w = np.ones((P * R, n))
+        for it in range(iterations):
+            U = np.zeros((P * R, n * P))
+            for a in range(P):
+                U[a * R : (a + 1) * R, a * n : (a + 1) * n] = (
+                    base * row_w[a * R : (a + 1) * R]
+                )
+            try:
+                prob = BatchedSvmProblem.from_bounds(Xb, yb, U, kernel="linear")
+            except DataError as err:  # pragma: no cover - validated inputs
+                logger.info("subset batch skipped: %s", err)
+                break
+            sol = solver(prob)
+            coef = sol.alpha.detach().cpu().numpy() * yb[None, :]
+            W = coef @ Xb  # (P*R, d)
+            for a, p in enumerate(idx):
+                for t in range(R):
+                    w = np.where(subsets[p], W[a * R + t], 0.0)
+                    out[it, p * R + t] = w
+                    row_w[a * R + t] = np.where(_chosen_rows(problem, X @ w), 1.0, 0.02)
+    return out
+
+
+def separable_2d(problem: SelectionProblem, features: np.ndarray) -> bool:
+    """Whether some hyperplane on ``features`` (at most 2) meets both floors strictly.
+
+    ``False`` proves that no (P1) point uses only these features (module docstring).
+    """
+    feats = np.flatnonzero(np.asarray(features, dtype=bool))
+    if feats.size > 2:
+        raise ValueError("separable_2d takes at most two features")
+    X, y, v = problem.X[:, feats], problem.y, problem.v
+    need_p, need_n = problem.need_pos, problem.need_neg
+    pos = y > 0
+    # w = 0: b > 0 classifies every positive and no negative (and vice versa)
+    if (need_n <= 0 and v[pos].sum() >= need_p) or (
+        need_p <= 0 and v[~pos].sum() >= need_n
+    ):
+        return True
+    if feats.size == 0:
+        return False
+    if feats.size == 1:
+        dirs = np.array([[1.0], [-1.0]])
+    else:
+        P = np.unique(X, axis=0)
+        if P.shape[0] == 1:
+            return False
+        i, j = np.triu_indices(P.shape[0], 1)
+        dx = P[j] - P[i]
+        base = np.arctan2(dx[:, 1], dx[:, 0]) + 0.5 * np.pi
+        crit = np.unique(np.mod(np.concatenate([base, base + np.pi]), 2 * np.pi))
+        nxt = np.concatenate([crit[1:], [crit[0] + 2 * np.pi]])
+        mid = 0.5 * (crit + nxt)
+        dirs = np.stack([np.cos(mid), np.sin(mid)], axis=1)
+    vp = np.where(pos, v, 0.0)
+    vn = np.where(pos, 0.0, v)
+    chunk = max(1, 2_000_000 // max(1, X.shape[0]))
+    for s in range(0, dirs.shape[0], chunk):
+        S = dirs[s : s + chunk] @ X.T  # (m, n)
+        order = np.argsort(S, axis=1, kind="stable")
+        Ss = np.take_along_axis(S, order, axis=1)
+        wp = vp[order]
+        wn = vn[order]
+        # threshold after position t (t = 0..n): negatives below, positives above
+        below_n = np.concatenate([np.zeros((S.shape[0], 1)), np.cumsum(wn, 1)], 1)
+        above_p = wp.sum(1, keepdims=True) - np.concatenate(
+            [np.zeros((S.shape[0], 1)), np.cumsum(wp, 1)], 1
+        )
+        # a cut between equal projections is not a strict threshold
+        # (exact equality only: identical rows; treating near-equal projections as
+        # separable errs on the safe side of an infeasibility proof)
+        tie = np.concatenate(
+            [
+                np.zeros((S.shape[0], 1), dtype=bool),
+                Ss[:, 1:] == Ss[:, :-1],
+                np.zeros((S.shape[0], 1), dtype=bool),
+            ],
+            1,
+        )
+        ok = (below_n >= need_n - 1e-9) & (above_p >= need_p - 1e-9) & ~tie
+        if ok.any():
+            return True
+    return False
+
+
+def separable_by_planes(
+    problem: SelectionProblem,
+    features: np.ndarray,
+    max_work: float = 5e7,
+    witness: list[np.ndarray] | None = None,
+) -> bool | None:
+    """Exact test on ``k = |features|`` features through planes spanned by k rows.
+
+    Every strict dichotomy ``T`` (rows classified strictly right by some ``(w, b)``)
+    whose rows affinely span ``R^k`` is, at an extreme ray of the cone
+    ``{(w, b): y_i (w . x_i + b) >= 0, i in T}``, realised weakly by a hyperplane
+    through k affinely independent rows of ``T``. So counting, for every such plane
+    and both orientations, the rows strictly on their side plus all rows on the plane
+    over-approximates every dichotomy: if no plane reaches both floors, no ``(w, b)``
+    does, and the subset is infeasible for (P1). The spanning condition holds when no
+    enumerated plane holds more than ``k`` rows (general position) and every ``T``
+    meeting the floors has more than ``k`` rows. Returns None when that cannot be
+    certified or the work ``C(n, k) * n`` exceeds ``max_work`` (the caller then uses
+    the MILP). With ``witness`` (a list), the rows counted by the first plane found
+    are appended to it.
+    """
+    from itertools import combinations
+    from math import comb
+
+    feats = np.flatnonzero(np.asarray(features, dtype=bool))
+    k = feats.size
+    X, y, v = problem.X[:, feats], problem.y, problem.v
+    n = X.shape[0]
+    if k == 0 or comb(n, k) * n > max_work:
+        return None
+    need_p, need_n = problem.need_pos, problem.need_neg
+    pos = y > 0
+
+    def min_rows(w: np.ndarray, need: float) -> int:
+        if need <= 0:
+            return 0
+        c = np.cumsum(np.sort(w)[::-1])
+        return int(np.searchsorted(c, need - 1e-9)) + 1
+
+    if min_rows(v[pos], need_p) + min_rows(v[~pos], need_n) <= k:
+        return None
+    idx = np.array(list(combinations(range(n), k)), dtype=np.int64)
+    chunk = max(1, int(2_000_000 // max(1, n)))
+    vp = np.where(pos, v, 0.0)
+    vn = np.where(pos, 0.0, v)
+    scale = 1.0 + np.abs(X).max()
+    for s in range(0, idx.shape[0], chunk):
+        T = idx[s : s + chunk]
+        P = X[T]  # (m, k, k)
+        # normal of the affine plane through the k rows: null vector of [P, 1]
+        A = np.concatenate([P, np.ones((T.shape[0], k, 1))], axis=2)
+        _, sv, Vt = np.linalg.svd(A)
+        wb = Vt[:, -1, :]  # (m, k+1)
+        indep = sv[:, -1] > 1e-9 * scale if k > 0 else np.ones(T.shape[0], bool)
+        wb = wb[indep]
+        if wb.shape[0] == 0:
+            continue
+        f = wb[:, :k] @ X.T + wb[:, k : k + 1]  # (m, n)
+        tol = 1e-9 * scale * (1.0 + np.linalg.norm(wb[:, :k], axis=1, keepdims=True))
+        on = np.abs(f) <= tol
+        if (on.sum(1) > k).any():
+            return None  # not in general position: cannot certify
+        for sgn in (1.0, -1.0):
+            g = sgn * f
+            got_p = ((g > tol) | on) @ vp
+            got_n = ((g < -tol) | on) @ vn
+            hit = (got_p >= need_p - 1e-9) & (got_n >= need_n - 1e-9)
+            if np.any(hit):
+                if witness is not None:
+                    j = int(np.argmax(hit))
+                    witness.append(((g[j] * y > 0) | on[j]).astype(bool))
+                return True
+    return False
+
+
+def margin_point(
+    problem: SelectionProblem,
+    support: np.ndarray,
+    rows: np.ndarray,
+    big_m: float,
+    config: MipConfig,
+) -> np.ndarray | None:
+    """(P1) point with ``z = rows`` on ``support`` by the max-margin LP, or None.
+
+    ``max t`` s.t. ``y_i (w . x_i + b) >= t`` on ``rows``, ``-1 <= w_k <= 1`` on the
+    support (0 off it); with ``t > 0`` the point ``(w, b) / t`` has margin 1 on
+    ``rows``; it is returned if it meets the floors and the big-M rows.
+    """
+    X, y = problem.X, problem.y
+    n, d = X.shape
+    rows = np.asarray(rows, dtype=bool)
+    R = np.flatnonzero(rows)
+    # columns [w (d), b, t]; rows -y_i x_i w - y_i b + t <= 0
+    A = np.hstack([-y[R, None] * X[R], -y[R, None], np.ones((R.size, 1))])
+    lo = np.concatenate([np.where(support, -1.0, 0.0), [-np.inf, -np.inf]])
+    up = np.concatenate([np.where(support, 1.0, 0.0), [np.inf, 1.0]])
+    c = np.zeros(d + 2)
+    c[-1] = 1.0
+    model = MipModel(
+        c=c,
+        A=sp.csr_array(A),
+        row_lower=np.full(R.size, -np.inf),
+        row_upper=np.zeros(R.size),
+        col_lower=lo,
+        col_upper=up,
+        sense="max",
+    )
+    res = solve_model(model, config)
+    if res.x is None or not res.x[-1] > 1e-9:
+        return None
+    t = float(res.x[-1])
+    w, b = res.x[:d] / t, float(res.x[d]) / t
+    M2 = float(big_m)
+    m = y * (X @ w + b)
+    if np.any(np.abs(w) > M2) or np.any(m < 1.0 - M2 + 1e-9):
+        return None
+    z = (m >= 1.0 - 1e-9).astype(float)
+    return np.concatenate([w, [b], z, np.asarray(support, dtype=float)])
