@@ -112,7 +112,7 @@ from torchsvm.exceptions import (
     SolverError,
     SolverTimeLimitWarning,
 )
-from torchsvm.mip.highs import PersistentLp
+from torchsvm.mip.highs import PersistentLp, solve_highs
 from torchsvm.mip.model import MipConfig, MipModel
 from torchsvm.mip.solve import solve_model
 from torchsvm.problems.dea import (
@@ -1416,7 +1416,18 @@ def _solve_benders(
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SolverTimeLimitWarning)
-            res = solve_model(model, cfg, start=start)
+            # NOTE: HiGHS minimises -master; objective_bound prunes every node that
+            # cannot beat (1 + gap) * incumbent, so an empty master proves the gap.
+            target = None
+            if best_out is not None and best_val > 0:
+                target = (1.0 + config.mip_rel_gap) * best_val
+            res = solve_highs(
+                model,
+                cfg,
+                start=start,
+                warn=False,
+                options=None if target is None else {"objective_bound": -target},
+            )
         n_iter += 1
         logger.info(
             "benders %d: master %.2fs (%s, %d rows), incumbent %.6g, bound %.6g",
@@ -1427,6 +1438,19 @@ def _solve_benders(
             best_val,
             min(bound, res.bound),
         )
+        if (
+            res.x is None
+            and target is not None
+            and res.status
+            in (
+                SolveStatus.infeasible,
+                SolveStatus.not_solved,
+            )
+        ):
+            # no master solution reaches the target: the gap is proven
+            bound = min(bound, target)
+            status = SolveStatus.optimal
+            break
         if res.status == SolveStatus.infeasible:
             raise _infeasible(prob)
         if math.isfinite(res.bound):
@@ -1535,7 +1559,7 @@ def solve_selection(
 ) -> DeaSelectionResult:
     """Exact selection of a :class:`DeaSelectionProblem` within ``time_limit`` seconds.
 
-    The whole call is bounded: the full-model LPs, the greedy start (at most half of
+    The whole call is bounded: the full-model LPs, the greedy start (at most 30 % of
     the budget), the exact stage and the final efficiencies share ``time_limit``.
 
     Parameters
@@ -1593,7 +1617,7 @@ def solve_selection(
     pool = _CutPool() if method == "benders" else None
     greedy: tuple[NDArray, NDArray, float] | None = None
     if warm_start == "greedy" and prob.n_outputs is not None:
-        g_deadline = t0 + 0.5 * time_limit
+        g_deadline = t0 + 0.3 * time_limit
         e_up = None if full_eff is None else full_eff[prob.evaluated]
         path, vals = greedy_path(evaluate, prob.n_outputs, g_deadline, pool, e_up)
         if len(path) == prob.n_outputs and prob.constraints.admits(path[-1]):
