@@ -197,3 +197,30 @@ def test_fingerprint_ignores_device_name_and_report() -> None:
     assert config_fingerprint(a) == config_fingerprint(b)
     assert config_fingerprint(a) != config_fingerprint(c)
     assert config_diff(a, c) == ["protocol.seed: 0 -> 1"]
+
+
+def test_failed_unit_exit_1_and_its_message_never_shares_the_bar_line(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from torchsvm.experiments import bootstrap as main_job
+
+    real = main_job.run_unit
+
+    def flaky(cfg, unit):  # noqa: ANN001, ANN202
+        if unit.params["fold"] == 1:
+            raise RuntimeError("boom")
+        return real(cfg, unit)
+
+    monkeypatch.setattr(main_job, "run_unit", flaky)
+    args = ["--config", str(TINY), "--out", str(tmp_path)]
+    rc = main(
+        [*args, "--set", "bootstrap.n_bootstrap=3", "--set", "report.plots=false"]
+    )
+    out, err = capsys.readouterr()
+    assert rc == 1
+    assert "failed unit fold_01: RuntimeError: boom" in out
+    # the bar redraws with \r; the warning must start a line of its own
+    pieces = [p for chunk in err.split("\n") for p in chunk.split("\r")]
+    hits = [p for p in pieces if "boom" in p]
+    assert hits, err
+    assert all(p.startswith(("WARNING", "unit fold_01 failed")) for p in hits), hits

@@ -119,20 +119,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return _fail(f"cannot create run folder {out}: {exc}")
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
     from torchsvm.exceptions import TorchSvmError
     from torchsvm.experiments.runner import RunFolderError, run_experiment
 
     bar = _ProgressBar(disable=args.no_progress)
     try:
-        result = run_experiment(
-            cfg,
-            out,
-            backend=args.backend,
-            address=args.address,
-            num_workers=args.workers,
-            progress=bar,
-            command="python -m torchsvm.train " + shlex.join(argv),
-        )
+        # log records (e.g. "unit ... failed") go through tqdm.write: never onto the
+        # progress bar's line
+        with logging_redirect_tqdm():
+            result = run_experiment(
+                cfg,
+                out,
+                backend=args.backend,
+                address=args.address,
+                num_workers=args.workers,
+                progress=bar,
+                command="python -m torchsvm.train " + shlex.join(argv),
+            )
     except (
         RunFolderError,
         TorchSvmError,
