@@ -15,8 +15,8 @@ Units (one per section; cross-preference one per p):
   Follow Through data: output selection p = 1..3 (only three outputs exist) and input
   selection 1..5 (FSDEA, all outputs kept);
 * ``scale``: synthetic K = ``dea.scale_k`` DMUs, M = ``dea.scale_m`` outputs: all
-  efficiency LPs with each engine of :func:`torchsvm.dea.efficiency` and a time-limited
-  joint selection (``dea.scale_time_limit`` for the whole call).
+  efficiency LPs with each engine of :func:`torchsvm.dea.efficiency` (``mip.time_limit``
+  each) and time-limited selections (``dea.scale_time_limit`` for each whole call).
 
 Every selection gets ``mip.time_limit`` seconds for the whole call (greedy start and
 exact stage). ``dea.tiny`` cuts NVE to its first 30 DMUs and 6 outputs (smoke run).
@@ -127,7 +127,7 @@ def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
         )
     elif sec == "scale":
         d = cfg.dea
-        res = _scale_section(d.scale_k, d.scale_m, d.scale_p, d.scale_time_limit)
+        res = _scale_section(d.scale_k, d.scale_m, d.scale_p, d.scale_time_limit, tl)
     else:  # pragma: no cover - units() makes only the above
         raise ValueError(f"unknown DEA section {sec!r}")
     return _jsonable(res)
@@ -305,13 +305,16 @@ def _input_section(d: DeaDataset, time_limit: float) -> dict[str, Any]:
     return {"rows": rows}
 
 
-def _scale_section(K: int, M: int, p: int, time_limit: float) -> dict[str, Any]:
+def _scale_section(
+    K: int, M: int, p: int, time_limit: float, lp_time_limit: float
+) -> dict[str, Any]:
+    """Efficiency LPs (``lp_time_limit`` per engine) and selections (``time_limit``)."""
     X, Y = make_synthetic_frontier(K, 1, M, seed=0)
     out: dict[str, Any] = {"K": K, "M": M}
     effs = {}
     for name in EFFICIENCY_METHODS:
         t0 = time.perf_counter()
-        effs[name] = dea.efficiency(X, Y, method=name, time_limit=time_limit)
+        effs[name] = dea.efficiency(X, Y, method=name, time_limit=lp_time_limit)
         out[f"efficiency_seconds_{name}"] = time.perf_counter() - t0
         logger.info(
             "scale efficiency %s: %.1fs", name, out[f"efficiency_seconds_{name}"]
