@@ -251,7 +251,7 @@ def _fold(
             t0 = time.perf_counter()
             try:
                 with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always", SolverTimeLimitWarning)
+                    warnings.simplefilter("always")
                     est.fit(Xc, yc, sample_weight=wc)
             except (InfeasibleProblemError, SolverError) as exc:
                 # infeasible floors, or a time limit without any selection: reported
@@ -268,6 +268,8 @@ def _fold(
                 "time_limit_hit": any(
                     issubclass(w.category, SolverTimeLimitWarning) for w in caught
                 ),
+                # e.g. FloorCappedWarning: a Hoeffding floor above 1 imposed as 1
+                "warnings": sorted({w.category.__name__ for w in caught}),
             }
             out["methods"][key] = rec
             if key == "fs_linear":
