@@ -218,9 +218,11 @@ def test_failed_unit_exit_1_and_its_message_never_shares_the_bar_line(
     )
     out, err = capsys.readouterr()
     assert rc == 1
-    assert "failed unit fold_01: RuntimeError: boom" in out
+    assert "failed unit breast_cancer/fold_01: RuntimeError: boom" in out
     # the bar redraws with \r; the warning must start a line of its own
     pieces = [p for chunk in err.split("\n") for p in chunk.split("\r")]
     hits = [p for p in pieces if "boom" in p]
     assert hits, err
-    assert all(p.startswith(("WARNING", "unit fold_01 failed")) for p in hits), hits
+    assert all(
+        p.startswith(("WARNING", "unit breast_cancer/fold_01 failed")) for p in hits
+    ), hits

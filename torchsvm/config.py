@@ -624,17 +624,34 @@ def _plain(obj: Any) -> Any:
 
 #: Keys that do not change a unit's numbers (a run folder may be resumed with others).
 _NOT_FINGERPRINTED = ("name", "device", "report")
+#: Keys that only select WHICH units run (each unit's key names its dataset, kernel,
+#: fold, imposed TPR, ...): a run folder can grow by more datasets or kernels, or run
+#: a subset, and keeps the units it has.
+_SELECTION_KEYS = (
+    ("data", "datasets"),
+    ("protocol", "max_folds"),
+    ("probabilities", "kernels"),
+    ("cost_sensitive", "tprs"),
+    ("cost_sensitive", "uncontrolled"),
+)
 
 
 def _result_settings(cfg: ExperimentConfig) -> dict[str, Any]:
     d = cfg.to_dict()
     for k in _NOT_FINGERPRINTED:
         d.pop(k, None)
+    for sec, key in _SELECTION_KEYS:
+        d.get(sec, {}).pop(key, None)
     return d
 
 
 def config_fingerprint(cfg: ExperimentConfig) -> str:
-    """sha256 (16 hex digits) of everything that changes results (not name/device/report)."""
+    """sha256 (16 hex digits) of everything that changes a unit's results.
+
+    Not in it: ``name``, ``device``, ``report`` and the keys that only select units
+    (``data.datasets``, ``protocol.max_folds``, ``probabilities.kernels``,
+    ``cost_sensitive.tprs`` / ``uncontrolled``).
+    """
     blob = json.dumps(_result_settings(cfg), sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 

@@ -52,7 +52,7 @@ def test_ray_backend_equals_local_and_resumes(ray_instance, tmp_path: Path) -> N
         tmp_path / "local" / "predictions.csv"
     ).read_text()
     # a driver that stopped after two units: the ray run resumes from the files
-    (tmp_path / "ray" / "units" / "fold_01.json").unlink()
+    (tmp_path / "ray" / "units" / "breast_cancer" / "fold_01.json").unlink()
     again = run_experiment(cfg, tmp_path / "ray", backend="ray")
     assert again.n_resumed == 2
     assert again.report["figures"] == local.report["figures"]
@@ -62,7 +62,7 @@ def test_ray_failed_unit_is_reported(ray_instance, tmp_path: Path) -> None:  # n
     # every unit fails inside its Ray task (unknown dataset); the run still reports
     cfg = load_config(TINY, [*FAST, "data.datasets=no_such_dataset"])
     res = run_experiment(cfg, tmp_path, backend="ray")
-    assert set(res.failures) == {"fold_00", "fold_01", "fold_02"}
+    assert set(res.failures) == {f"no_such_dataset/fold_0{k}" for k in range(3)}
     assert all("no_such_dataset" in msg for msg in res.failures.values())
     rep = json.loads((tmp_path / "report.json").read_text())
     assert rep["meta"]["n_failed"] == 3

@@ -35,14 +35,19 @@ def test_failed_unit_is_reported_while_the_rest_finish(
 
     monkeypatch.setattr(main_job, "run_unit", flaky)
     res = run_experiment(cfg, tmp_path)
-    assert res.failures == {"fold_01": "ValueError: solver exploded on purpose"}
-    assert set(res.results) == {"fold_00", "fold_02"}
+    assert res.failures == {
+        "breast_cancer/fold_01": "ValueError: solver exploded on purpose"
+    }
+    assert set(res.results) == {"breast_cancer/fold_00", "breast_cancer/fold_02"}
     rep = json.loads((tmp_path / "report.json").read_text())
     assert rep["failures"] == [
-        {"unit": "fold_01", "error": "ValueError: solver exploded on purpose"}
+        {
+            "unit": "breast_cancer/fold_01",
+            "error": "ValueError: solver exploded on purpose",
+        }
     ]
     assert rep["meta"]["n_failed"] == 1 and len(rep["figures"]["folds"]) == 2
-    assert "fold_01" in (tmp_path / "summary.md").read_text()
+    assert "breast_cancer/fold_01" in (tmp_path / "summary.md").read_text()
     assert json.loads((tmp_path / "failures.json").read_text()) == res.failures
     # the next run retries only the failed unit
     monkeypatch.setattr(main_job, "run_unit", real)
@@ -55,12 +60,12 @@ def test_failed_unit_is_reported_while_the_rest_finish(
 def test_resume_equals_fresh_run_and_other_fingerprints_rerun(tmp_path: Path) -> None:
     cfg = load_config(TINY, FAST)
     first = run_experiment(cfg, tmp_path / "a")
-    (tmp_path / "a" / "units" / "fold_02.json").unlink()
+    (tmp_path / "a" / "units" / "breast_cancer" / "fold_02.json").unlink()
     second = run_experiment(cfg, tmp_path / "a")
     assert second.n_resumed == 2
     assert second.report["figures"] == first.report["figures"]
     # a unit file written under another config is not trusted
-    unit = tmp_path / "a" / "units" / "fold_00.json"
+    unit = tmp_path / "a" / "units" / "breast_cancer" / "fold_00.json"
     data = json.loads(unit.read_text())
     data["fingerprint"] = "0" * 16
     unit.write_text(json.dumps(data))
@@ -113,20 +118,44 @@ def test_killed_driver_resumes(tmp_path: Path) -> None:
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
-    first = out / "units" / "fold_00.json"
+    first = out / "units" / "breast_cancer" / "fold_00.json"
     deadline = time.monotonic() + 240
     while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    done = sorted(p.name for p in (out / "units").glob("*.json"))
+    done = sorted(p.name for p in (out / "units").rglob("*.json"))
     assert 1 <= len(done) < 5, done
     # every unit file on disk is complete JSON (atomic), no temporaries left
-    for p in (out / "units").iterdir():
+    for p in (out / "units").rglob("*"):
         assert not p.name.startswith("."), p
-        json.loads(p.read_text())
+        if p.is_file():
+            json.loads(p.read_text())
     rc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True).returncode
     assert rc == 0
     rep = json.loads((out / "report.json").read_text())
     assert rep["meta"]["n_resumed"] == len(done)
     assert len(rep["figures"]["folds"]) == 5
+
+
+def test_folder_grows_by_kernels_and_keeps_its_units(tmp_path: Path) -> None:
+    tiny = ROOT / "configs" / "probabilities-tiny.toml"
+    fast = ["bootstrap.n_bootstrap=3", "probabilities.baselines=['platt']"]
+    first = run_experiment(
+        load_config(tiny, [*fast, "probabilities.kernels=['linear']"]), tmp_path
+    )
+    assert set(first.results) == {f"breast_cancer/linear/fold_0{k}" for k in (0, 1)}
+    both = run_experiment(
+        load_config(tiny, [*fast, "probabilities.kernels=['linear', 'rbf']"]), tmp_path
+    )
+    assert both.n_resumed == 2 and len(both.results) == 4
+    for key, res in first.results.items():
+        assert both.results[key]["metrics"] == res["metrics"]
+    # a setting that changes results is still refused
+    with pytest.raises(RunFolderError, match="bootstrap.n_bootstrap: 3 -> 4"):
+        run_experiment(
+            load_config(
+                tiny, ["bootstrap.n_bootstrap=4", "probabilities.baselines=['platt']"]
+            ),
+            tmp_path,
+        )

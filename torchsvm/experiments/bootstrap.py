@@ -56,7 +56,7 @@ def units(cfg: ExperimentConfig) -> list[Unit]:
     """One unit per outer fold."""
     name = cfg.data.datasets[0]
     return [
-        Unit(f"fold_{k:02d}", {"dataset": name, "fold": k})
+        Unit(f"{name}/fold_{k:02d}", {"dataset": name, "fold": k})
         for k in range(cfg.protocol.folds_run)
     ]
 

@@ -12,7 +12,10 @@ An experiment (``ExperimentConfig.experiment``) is a protocol module with
 :func:`run_experiment` writes into the run folder ``out/``:
 
 - ``config.toml``: the resolved config; a folder made with a config whose results differ
-  (see :func:`torchsvm.config.config_diff`) is refused with :class:`RunFolderError`;
+  (see :func:`torchsvm.config.config_diff`) is refused with :class:`RunFolderError`.
+  Keys that only select units (``data.datasets``, ``protocol.max_folds``,
+  ``probabilities.kernels``, ...) may change: the folder keeps every unit it has and
+  the report covers the units the current config names;
 - ``units/<key>.json``: each finished unit with the config fingerprint, written as soon
   as it finishes; a later run with the same config skips it (so a killed driver
   resumes where it stopped). A unit that raises is recorded in ``failures.json`` and in
@@ -346,7 +349,11 @@ def run_experiment(
     pending: list[Unit] = []
     for u in units:
         done = None if out is None else read_json(_unit_path(out, u.key))
-        if done is not None and done.get("fingerprint") == fp:
+        if (
+            done is not None
+            and done.get("fingerprint") == fp
+            and done.get("params") == u.params
+        ):
             results[u.key] = done["result"]
             seconds[u.key] = done.get("seconds", float("nan"))
         else:
