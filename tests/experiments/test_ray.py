@@ -95,3 +95,17 @@ def test_replicate_chunks_on_ray_equal_one_batch(ray_instance, kernel: str) -> N
     np.testing.assert_allclose(f_dist, f_full, rtol=0, atol=1e-10)
     # the votes, hence every probability of the ensemble, are the same
     np.testing.assert_array_equal(f_dist > 0, f_full > 0)
+
+
+def test_ray_equals_local_for_the_probabilities_protocol(
+    ray_instance,  # noqa: ANN001
+    tmp_path: Path,
+) -> None:
+    cfg = load_config(
+        ROOT / "configs" / "probabilities-tiny.toml",
+        ["bootstrap.n_bootstrap=3", "probabilities.baselines=['platt', 'isotonic']"],
+    )
+    local = run_experiment(cfg, tmp_path / "local")
+    remote = run_experiment(cfg, tmp_path / "ray", backend="ray")
+    assert not remote.failures and len(remote.results) == 4
+    assert remote.report["figures"] == local.report["figures"]
