@@ -405,3 +405,37 @@ def test_time_limit_bounds_the_whole_call():
     assert res.objective == pytest.approx(
         dea.efficiency(X, Y[:, res.selected_outputs]).mean(), abs=1e-7
     )
+
+
+@pytest.mark.parametrize("N", [1, 2])
+def test_benders_cuts_are_valid_and_tight(N, seed):
+    # cuts (15) of a selection T, plain and strengthened, bound E_k(S) for EVERY S
+    from torchsvm.mip.dea import (
+        SelectionEvaluator,
+        _CutPool,
+        _pareto_cuts,
+        efficient_reference,
+    )
+    from torchsvm.mip.model import MipConfig
+
+    X, Y = _data(seed, K=9, N=N, M=5)
+    prob = DeaSelectionProblem.make(X, Y, n_outputs=2)
+    cfg = MipConfig()
+    ref, _ = efficient_reference(X, Y, None, cfg)
+    ev = SelectionEvaluator(prob, ref, cfg, None)
+    T = np.array([1, 3])
+    batch = ev(T, lambdas=True)
+    ks = np.arange(9)
+    strong = _pareto_cuts(ev, T, batch, ks, time.perf_counter() + 60)
+    pool = _CutPool()
+    pool.add(Y, Y[ref], T, batch)
+    for const, coef in [(pool.const[0], pool.coef[0]), strong]:
+        for r in range(1, 6):
+            for S in itertools.combinations(range(5), r):
+                z = np.zeros(5)
+                z[list(S)] = 1.0
+                eff = all_efficiencies(X, Y[:, list(S)])
+                assert np.all(eff <= const + coef @ z + 1e-7)
+        np.testing.assert_allclose(const, all_efficiencies(X, Y[:, T]), atol=1e-7)
+    # the strengthened cut is never weaker at the core point
+    assert np.all(strong[1].sum(1) <= pool.coef[0].sum(1) + 1e-9)

@@ -1377,8 +1377,6 @@ def _solve_benders(
     """Benders loop (15)-(17); returns the best selection, its value, and the bound."""
     prob = evaluate.problem
     obj = prob.objective
-    Y_eval = prob.Y[prob.evaluated]
-    Y_ref = prob.Y[evaluate.reference]
     pool_const = np.stack(pool.const) if pool.const else np.zeros((0, len(e_upper)))
     pool_coef = (
         np.stack(pool.coef)
@@ -1486,11 +1484,10 @@ def _solve_benders(
             v = aggregate(batch.efficiencies, obj)
             if best_out is None or obj.better(v, best_val):
                 best_out, best_val = zs, v
-            tmp = _CutPool()
-            tmp.add(Y_eval, Y_ref, zs, batch)
             ks = np.flatnonzero(es - batch.efficiencies > 1e-7)
             if ks.size:
-                cut_rows.append((ks, tmp.const[0][ks], tmp.coef[0][ks]))
+                const, coef = _pareto_cuts(evaluate, zs, batch, ks, deadline)
+                cut_rows.append((ks, const, coef))
                 n_cuts += len(ks)
                 added = True
         if _rel_gap(best_val, bound) <= config.mip_rel_gap:
@@ -1524,6 +1521,88 @@ def _solve_benders(
     }
     N = prob.X.shape[1]
     return _Exact(best_out, np.arange(N), bound, status, extra), best_out, best_val
+
+
+def _pareto_cuts(
+    evaluate: SelectionEvaluator,
+    outputs: NDArray,
+    batch: EfficiencyBatch,
+    ks: NDArray,
+    deadline: float,
+) -> tuple[FloatArray, FloatArray]:
+    """Cuts (15) of a selection T for the evaluated DMUs ``ks``, strengthened.
+
+    Among the dual points tight at ``T`` (``theta <= E_k(T)``, ``mu_o = 0`` for o in
+    T) pick the one minimising ``sum_{o not in T} mu_o / y_o^k``, the cut's value at
+    the core point ``z = p / M`` (Magnanti and Wong 1981): an LP over
+    ``(theta, mu, lambda)`` with every output row.  Falls back to the optimal
+    envelopment ``lambda`` (the plain cut) for a DMU whose LP is not solved in time.
+    """
+    prob = evaluate.problem
+    X, Y = prob.X, prob.Y
+    ref = evaluate.reference
+    M, N = Y.shape[1], X.shape[1]
+    evald = prob.evaluated
+    Y_eval = Y[evald]
+    plain = _CutPool()
+    plain.add(Y_eval, Y[ref], outputs, batch)
+    const = plain.const[0][ks].copy()
+    coef = plain.coef[0][ks].copy()
+    out = np.setdiff1d(np.arange(M), outputs)
+    if out.size == 0:
+        return const, coef
+    # columns: theta, mu_o (o not in T), lambda_j (j in ref)
+    n_mu = len(out)
+    mu_block = np.zeros((N + M, n_mu))
+    mu_block[N + out, np.arange(n_mu)] = 1.0
+    k0 = int(evald[ks[0]])
+    A = np.hstack(
+        [
+            np.concatenate([-X[k0], np.zeros(M)])[:, None],
+            mu_block,
+            np.vstack([X[ref].T, Y[ref].T]),
+        ]
+    )
+    model = MipModel(
+        c=np.zeros(1 + n_mu + len(ref)),
+        A=sp.csr_array(A),
+        row_lower=np.concatenate([np.full(N, -np.inf), Y[k0]]),
+        row_upper=np.concatenate([np.zeros(N), np.full(M, np.inf)]),
+        col_lower=np.concatenate([[-np.inf], np.zeros(n_mu + len(ref))]),
+        col_upper=np.full(1 + n_mu + len(ref), np.inf),
+        sense="min",
+    )
+    lp = PersistentLp(model, evaluate.config)
+    in_rows = np.arange(N)
+    out_rows = N + np.arange(M)
+    mu_cols = 1 + np.arange(n_mu)
+    infs = np.full(M, np.inf)
+    for t, s_idx in enumerate(ks.tolist()):
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            break
+        k = int(evald[s_idx])
+        yk = Y[k]
+        lp.change_coefficients(in_rows, np.zeros(N, dtype=np.int64), -X[k])
+        lp.change_row_bounds(out_rows, yk, infs)
+        # NOTE: a hair above E_k(T) keeps the LP feasible under HiGHS tolerances.
+        theta = batch.efficiencies[s_idx]
+        lp.change_col_bounds(
+            np.array([0]), np.array([-np.inf]), np.array([theta + 1e-9])
+        )
+        with np.errstate(divide="ignore"):
+            cost = np.where(yk[out] > 0, 1.0 / np.where(yk[out] > 0, yk[out], 1.0), 0.0)
+        lp.change_costs(mu_cols, cost)
+        res = lp.solve(left)
+        if res.status is not SolveStatus.optimal or res.x is None:
+            continue
+        mu = np.maximum(res.x[mu_cols], 0.0)
+        g = np.zeros(M)
+        g[out] = mu * cost
+        if g.sum() < coef[t].sum():
+            coef[t] = g
+            const[t] = max(theta, float(res.x[0]))
+    return const, coef
 
 
 def _singletons(
