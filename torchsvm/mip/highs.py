@@ -348,6 +348,18 @@ class PersistentLp:
             np.minimum(np.asarray(upper, dtype=np.float64), inf),
         )
 
+    def change_col_bounds(
+        self, cols: np.ndarray, lower: np.ndarray, upper: np.ndarray
+    ) -> None:
+        """Set the bounds of the given columns (infinities allowed)."""
+        inf = highspy.kHighsInf
+        self._h.changeColsBounds(
+            len(cols),
+            np.asarray(cols, dtype=np.int32),
+            np.maximum(np.asarray(lower, dtype=np.float64), -inf),
+            np.minimum(np.asarray(upper, dtype=np.float64), inf),
+        )
+
     def change_costs(self, cols: np.ndarray, costs: np.ndarray) -> None:
         """Set the objective coefficients of the given columns (model's sense)."""
         self._h.changeColsCost(
