@@ -501,12 +501,19 @@ class _SubsetSearch:
     # ---------------------------------------------------------------- heuristics
     def _try_subsets(self, subsets: np.ndarray) -> np.ndarray:
         """Fit one batch on ``subsets``; return which gave a feasible point."""
-        Ws = fit_subsets(self.problem, subsets, class_ratios=_RATIOS)
+        Ws = fit_subsets(
+            self.problem,
+            subsets,
+            class_ratios=_RATIOS,
+            deadline=self.t0 + 0.5 * self.config.time_limit,
+        )
         R = len(_RATIOS)
         found = np.zeros(subsets.shape[0], dtype=bool)
         for W in Ws:
             for p in range(subsets.shape[0]):
                 for t in range(R):
+                    if not np.any(W[p * R + t]):
+                        continue  # not fitted before the deadline
                     x = threshold_start(
                         self.problem, W[p * R + t], subsets[p], self.big_m
                     )
@@ -518,7 +525,7 @@ class _SubsetSearch:
     def heuristics(self) -> None:
         """Batched SVM fits on candidate subsets (all subsets, or a backward path)."""
         d, n = self.d, self.n
-        if 2**d * n <= 300_000 and d <= 14:
+        if 2**d * n <= 30_000:
             masks = (np.arange(1, 2**d)[:, None] >> np.arange(d)) & 1
             if self.remaining() > 0:
                 self._try_subsets(masks.astype(bool))

@@ -22,6 +22,7 @@ Two tools used by :func:`torchsvm.mip.feature_selection.solve_feature_selection`
 from __future__ import annotations
 
 import logging
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -120,7 +121,8 @@ def fit_subsets(
     class_ratios: tuple[float, ...] = (1.0,),
     C: float = 1.0,
     iterations: int = 4,
-    max_rows: int = 400_000,
+    max_rows: int = 20_000,
+    deadline: float | None = None,
 ) -> np.ndarray:
     """Linear SVM directions for every subset (rows of ``subsets``), one batch.
 
@@ -141,6 +143,9 @@ def fit_subsets(
         Fits per problem (the batch is solved ``iterations`` times).
     max_rows : int
         Stacked rows per batch; larger requests are split into several batches.
+    deadline : float, optional
+        ``time.perf_counter()`` value after which no further batch is started
+        (directions not fitted stay zero).
 
     Returns
     -------
@@ -163,6 +168,8 @@ def fit_subsets(
         base = C * v[None, :] * np.where(y[None, :] > 0, ratio[:, None], 1.0)  # (R, n)
         row_w = np.ones((P * R, n))
         for it in range(iterations):
+            if deadline is not None and time.perf_counter() > deadline:
+                break
             U = np.zeros((P * R, n * P))
             for a in range(P):
                 U[a * R : (a + 1) * R, a * n : (a + 1) * n] = (

@@ -1,0 +1,300 @@
+"""MIP engine benchmark (issue 19): our engine vs SCIP / brute force, side by side.
+
+Sections (each prints one line per instance and appends a JSON line to
+``runs/bench/mip-<stamp>.jsonl``):
+
+- ``fs60``: cost-sensitive feature selection on the 60 x 5 instance of issue 19
+  (``make_classification(120, 5, n_informative=3, n_redundant=0, flip_y=0.1,
+  class_sep=0.8, random_state=0)``, first 60 rows, floors 0.7, no Hoeffding margin):
+  :func:`~torchsvm.mip.feature_selection.solve_feature_selection` vs brute force
+  (one HiGHS feasibility MILP per subset, smallest size first) and SCIP on the same
+  (P1) model. Target: proven optimal in <= 30 s with brute force's subset size.
+- ``csvm``: constrained SVM, synthetic data of ``scripts/reproduce_csvm.py``
+  (d = 5, half the rows anchors, C = n, TPR floor 0.9 without Hoeffding margin),
+  linear n = 100..1000 and RBF (gamma 0.2) n <= 300: time to proven optimum of
+  :func:`~torchsvm.mip.csvm.solve_csvm` (S1 start included) vs SCIP on the same MIQP.
+  Target ratio ours / SCIP <= 0.5.
+- ``wisconsin``: feature selection on Wisconsin (398 training rows: stratified 70 %,
+  ``random_state=0``, standardised), floors 0.85 with Hoeffding alpha 0.05, both
+  engines with the same time limit (300 s). Target: our proven gap <= SCIP's.
+
+``--tiny`` runs a seconds-long smoke version of every section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import time
+import warnings
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from torchsvm.data.resample import split_anchor
+from torchsvm.exceptions import SolverTimeLimitWarning
+from torchsvm.mip.csvm import build_csvm_model, solve_csvm
+from torchsvm.mip.feature_selection import (
+    build_selection_milp,
+    solve_feature_selection,
+)
+from torchsvm.mip.model import MipConfig
+from torchsvm.mip.scip import solve_scip
+from torchsvm.mip.solve import solve_model
+from torchsvm.problems.csvm import CsvmProblem
+from torchsvm.problems.selection import SelectionProblem
+from torchsvm.types import SolveStatus
+
+
+def _emit(out: Path, row: dict[str, Any]) -> None:
+    with out.open("a") as fh:
+        fh.write(json.dumps(row, default=float) + "\n")
+
+
+def _fs60(tiny: bool) -> tuple[np.ndarray, np.ndarray]:
+    from sklearn.datasets import make_classification
+
+    if tiny:
+        X, y = make_classification(
+            60, 4, n_informative=3, n_redundant=0, flip_y=0.1, random_state=1
+        )
+        X, y = X[:30], y[:30]
+    else:
+        X, y = make_classification(
+            120,
+            5,
+            n_informative=3,
+            n_redundant=0,
+            flip_y=0.1,
+            class_sep=0.8,
+            random_state=0,
+        )
+        X, y = X[:60], y[:60]
+    return X, np.where(y > 0, 1.0, -1.0)
+
+
+def brute_force_size(
+    problem: SelectionProblem, time_limit: float
+) -> tuple[int | None, float]:
+    """Smallest feasible subset size by one HiGHS feasibility MILP per subset."""
+    model = build_selection_milp(
+        problem.X, problem.y, problem.tpr_floor, problem.tnr_floor
+    )
+    n, d = problem.X.shape
+    t0 = time.perf_counter()
+    for k in range(d + 1):
+        for S in itertools.combinations(range(d), k):
+            m = np.zeros(d, dtype=bool)
+            m[list(S)] = True
+            lo, up = model.col_lower.copy(), model.col_upper.copy()
+            off = np.flatnonzero(~m)
+            lo[off] = up[off] = 0.0
+            lo[d + 1 + n + off] = up[d + 1 + n + off] = 0.0
+            sub = replace(model, c=np.zeros(model.n_cols), col_lower=lo, col_upper=up)
+            res = solve_model(sub, MipConfig(time_limit=time_limit))
+            if res.status is SolveStatus.optimal:
+                return k, time.perf_counter() - t0
+            if res.status is not SolveStatus.infeasible:
+                return None, time.perf_counter() - t0  # undecided subset
+    return None, time.perf_counter() - t0
+
+
+def run_fs60(args: argparse.Namespace, out: Path) -> None:
+    X, y = _fs60(args.tiny)
+    tl = 30.0 if args.tiny else args.fs_time_limit
+    cfg = MipConfig(time_limit=tl, mip_rel_gap=0.0)
+    t0 = time.perf_counter()
+    res = solve_feature_selection(X, y, 0.7, 0.7, None, config=cfg)
+    t_ours = time.perf_counter() - t0
+    problem = SelectionProblem.from_data(X, y, 0.7, 0.7)
+    bf_size, t_bf = brute_force_size(problem, 10.0 if args.tiny else 300.0)
+    model = build_selection_milp(X, y, problem.tpr_floor, problem.tnr_floor)
+    scip = solve_scip(model, replace(cfg, time_limit=tl))
+    row = {
+        "section": "fs60",
+        "n": X.shape[0],
+        "d": X.shape[1],
+        "ours_time": t_ours,
+        "ours_status": res.status.value,
+        "ours_size": int(res.support.sum()),
+        "ours_gap": res.mip_gap,
+        "brute_force_size": bf_size,
+        "brute_force_time": t_bf,
+        "scip_time": scip.runtime,
+        "scip_status": scip.status.value,
+        "scip_obj": scip.objective,
+        "scip_gap": scip.mip_gap,
+        "time_limit": tl,
+    }
+    _emit(out, row)
+    print(
+        f"fs60 {X.shape[0]}x{X.shape[1]}: ours {t_ours:.1f}s {res.status.value} "
+        f"size {row['ours_size']} gap {res.mip_gap:.3g} | brute force size {bf_size} "
+        f"in {t_bf:.1f}s | SCIP {scip.runtime:.1f}s {scip.status.value} "
+        f"obj {scip.objective:.4g} gap {scip.mip_gap:.3g}",
+        flush=True,
+    )
+
+
+def _csvm_problem(kernel: str, n: int) -> CsvmProblem:
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, 5))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.9 * rng.normal(size=n) > 0.4, 1, -1)
+    anchor = split_anchor(y, 0.5, random_state=n)
+    return CsvmProblem.from_data(
+        X,
+        y,
+        anchor,
+        C=float(n),
+        kernel=kernel,
+        gamma=0.2,
+        min_tpr=0.9,
+        hoeffding_alpha=None,
+    )
+
+
+def run_csvm(args: argparse.Namespace, out: Path) -> None:
+    jobs = [("linear", n) for n in args.linear_sizes]
+    jobs += [("rbf", n) for n in args.rbf_sizes]
+    for kernel, n in jobs:
+        p = _csvm_problem(kernel, n)
+        cfg = MipConfig(time_limit=args.csvm_time_limit, mip_rel_gap=1e-4)
+        t0 = time.perf_counter()
+        sol = solve_csvm(p, cfg)
+        t_ours = time.perf_counter() - t0
+        model, _, _ = build_csvm_model(p)
+        scip = solve_scip(model, cfg)
+        both = sol.status == SolveStatus.optimal and scip.status is SolveStatus.optimal
+        ratio = t_ours / scip.runtime if both else float("nan")
+        row = {
+            "section": "csvm",
+            "kernel": kernel,
+            "n": n,
+            "ours_time": t_ours,
+            "ours_status": str(getattr(sol.status, "value", sol.status)),
+            "ours_obj": sol.objective,
+            "ours_gap": sol.mip_gap,
+            "ours_rounds": sol.n_iter,
+            "scip_time": scip.runtime,
+            "scip_status": scip.status.value,
+            "scip_obj": scip.objective,
+            "scip_gap": scip.mip_gap,
+            "ratio": ratio,
+            "time_limit": cfg.time_limit,
+        }
+        _emit(out, row)
+        print(
+            f"csvm {kernel:6s} n={n:5d}: ours {t_ours:7.2f}s {row['ours_status']:10s} "
+            f"obj {sol.objective:.6g} | SCIP {scip.runtime:7.2f}s "
+            f"{scip.status.value:10s} obj {scip.objective:.6g} | ratio {ratio:.2f}",
+            flush=True,
+        )
+
+
+def _wisconsin(tiny: bool) -> tuple[np.ndarray, np.ndarray]:
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    from torchsvm.data.datasets import load_dataset
+
+    ds = load_dataset("wisconsin")
+    X = np.asarray(ds.X, dtype=np.float64)
+    y = np.where(np.asarray(ds.y) > 0, 1.0, -1.0)  # +1 = malignant
+    Xtr, _, ytr, _ = train_test_split(X, y, train_size=0.7, stratify=y, random_state=0)
+    if tiny:
+        Xtr, ytr = Xtr[:, :8], ytr  # all rows (the Hoeffding margin needs them)
+    return StandardScaler().fit_transform(Xtr), ytr
+
+
+def run_wisconsin(args: argparse.Namespace, out: Path) -> None:
+    X, y = _wisconsin(args.tiny)
+    tl = 5.0 if args.tiny else args.wisconsin_time_limit
+    cfg = MipConfig(time_limit=tl, mip_rel_gap=1e-4)
+    alpha = 0.05
+    t0 = time.perf_counter()
+    res = solve_feature_selection(X, y, 0.85, 0.85, alpha, config=cfg)
+    t_ours = time.perf_counter() - t0
+    problem = SelectionProblem.from_data(X, y, 0.85, 0.85, alpha)
+    model = build_selection_milp(X, y, problem.tpr_floor, problem.tnr_floor)
+    scip = solve_scip(model, cfg)
+    row = {
+        "section": "wisconsin",
+        "n": X.shape[0],
+        "d": X.shape[1],
+        "ours_time": t_ours,
+        "ours_status": res.status.value,
+        "ours_cost": res.cost,
+        "ours_bound": res.result.bound,
+        "ours_gap": res.mip_gap,
+        "scip_time": scip.runtime,
+        "scip_status": scip.status.value,
+        "scip_obj": scip.objective,
+        "scip_bound": scip.bound,
+        "scip_gap": scip.mip_gap,
+        "time_limit": tl,
+    }
+    _emit(out, row)
+    print(
+        f"wisconsin {X.shape[0]}x{X.shape[1]}: ours {t_ours:.1f}s {res.status.value} "
+        f"cost {res.cost:g} bound {res.result.bound:.4g} gap {res.mip_gap:.3g} | "
+        f"SCIP {scip.runtime:.1f}s {scip.status.value} obj {scip.objective:.4g} "
+        f"bound {scip.bound:.4g} gap {scip.mip_gap:.3g}",
+        flush=True,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tiny", action="store_true", help="seconds-long smoke run")
+    ap.add_argument(
+        "--only", default="fs60,csvm,wisconsin", help="comma-separated sections"
+    )
+    ap.add_argument("--linear-sizes", type=int, nargs="*", default=None)
+    ap.add_argument("--rbf-sizes", type=int, nargs="*", default=None)
+    ap.add_argument("--csvm-time-limit", type=float, default=300.0)
+    ap.add_argument("--fs-time-limit", type=float, default=60.0)
+    ap.add_argument("--wisconsin-time-limit", type=float, default=300.0)
+    ap.add_argument("--out-dir", default="runs/bench")
+    args = ap.parse_args(argv)
+    if args.linear_sizes is None:
+        args.linear_sizes = [40] if args.tiny else [100, 200, 500, 1000]
+    if args.rbf_sizes is None:
+        args.rbf_sizes = [30] if args.tiny else [100, 200, 300]
+    if args.tiny:
+        args.csvm_time_limit = 30.0
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = (
+        out_dir
+        / f"mip-{time.strftime('%Y%m%d-%H%M%S')}{'-tiny' if args.tiny else ''}.jsonl"
+    )
+    _emit(
+        out,
+        {
+            "section": "meta",
+            "argv": sys.argv if argv is None else argv,
+            "cpus": os.cpu_count(),
+            "loadavg": os.getloadavg(),
+        },
+    )
+    print(f"load average {os.getloadavg()}; writing {out}", flush=True)
+    sections = {"fs60": run_fs60, "csvm": run_csvm, "wisconsin": run_wisconsin}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverTimeLimitWarning)
+        for name in args.only.split(","):
+            if name not in sections:
+                raise SystemExit(
+                    f"unknown section {name!r}; choose from {list(sections)}"
+                )
+            sections[name](args, out)
+    _emit(out, {"section": "meta", "loadavg_end": os.getloadavg()})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
