@@ -409,3 +409,52 @@ def test_s5c_ensemble_as_plain_arrays(kernel: str) -> None:
         )
         with pytest.raises(DataError, match="not the data"):
             ens.stacked(X + 1.0)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_s5c_non_binding_floor_skips_the_miqp_with_the_same_optimum(
+    kernel: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replicate whose S1 fit meets the floor returns S1 without a MIQP; the outer
+    approximation on the same S5c problem (oracle) reaches the same optimum. A binding
+    floor still goes through the MIQP."""
+    import torchsvm.estimators.csvm as mod
+    from torchsvm.mip.csvm import solve_csvm
+    from torchsvm.mip.model import MipConfig
+    from torchsvm.problems.csvm import CsvmProblem
+
+    X, y = make_data(15, n=50)
+    y_pm = np.where(y == "sick", 1.0, -1.0)
+    counts = bootstrap_counts(50, 2, np.random.default_rng(4))
+    kw = dict(C=5.0, kernel=kernel, gamma=0.5, time_limit=30, mip_rel_gap=1e-6)
+    calls: list[float] = []
+
+    def counting(problem, config, **kwargs):
+        calls.append(problem.floors[0].target)
+        return solve_csvm(problem, config, **kwargs)
+
+    monkeypatch.setattr(mod, "solve_csvm", counting)
+    loose = fit_s5c_ensemble(X, y_pm, counts, min_tpr=0.1, **kw)
+    assert calls == []
+    tight = fit_s5c_ensemble(X, y_pm, counts, min_tpr=0.97, **kw)
+    assert calls == [0.97, 0.97]
+    for b, sol in enumerate(loose.solutions):
+        problem = CsvmProblem.from_data(
+            X,
+            y_pm,
+            None,
+            C=5.0,
+            kernel=kernel,
+            gamma=0.5,
+            min_tpr=0.1,
+            hoeffding_alpha=None,
+            big_m=1000.0,
+            sample_weight=counts[b],
+            on_training=True,
+            penalty="libsvm",
+        )
+        oracle = solve_csvm(problem, MipConfig(time_limit=30, mip_rel_gap=1e-6))
+        assert sol.objective == pytest.approx(oracle.objective, rel=1e-5)
+        f, fo = sol.decision_function(X), oracle.decision_function(X)
+        np.testing.assert_allclose(f, fo, atol=1e-3 * (1 + np.abs(fo).max()))
+        assert tight.solutions[b].objective >= sol.objective - 1e-9

@@ -54,10 +54,12 @@ from torchsvm.kernels import compute_kernel_np, resolve_gamma
 from torchsvm.mip.csvm import CsvmSolution, fit_s1, solve_csvm
 from torchsvm.mip.model import MipConfig
 from torchsvm.mip.warm_start import (
+    S1Fit,
     scores_without_intercept,
     slide_intercept,
 )
 from torchsvm.problems.csvm import PENALTIES, CsvmProblem
+from torchsvm.types import SolveStatus
 
 logger = logging.getLogger(__name__)
 
@@ -599,7 +601,60 @@ def _fit_one(
         penalty="libsvm",
         **kwargs,
     )
-    return solve_csvm(problem, config), time.perf_counter() - t0
+    s1 = fit_s1(problem)
+    sol = _s1_if_optimal(problem, s1, time.perf_counter() - t0)
+    if sol is None:
+        sol = solve_csvm(problem, config, s1=s1)
+    return sol, time.perf_counter() - t0
+
+
+def _s1_if_optimal(
+    problem: CsvmProblem, s1: S1Fit, runtime: float, tol: float = 1e-7
+) -> CsvmSolution | None:
+    """S1 as the S5c optimum when it already meets the floors, else None.
+
+    S5c is S1 on ``I`` plus ``0 <= xi_i <= M (1 - z_i)`` and the floors on ``z``: its
+    feasible set lies inside S1's, so an S1 optimum that is feasible for S5c (setting
+    ``z_i = 1`` where ``y_i f(x_i) >= 1``, up to ``tol``) is an S5c optimum, with no MIQP
+    to solve. This is what makes a non-binding floor cost one S1 fit.
+    """
+    I = problem.train_idx
+    sv = np.flatnonzero(s1.dual_coef)
+    g = scores_without_intercept(problem, s1, I)
+    margin = problem.y[I] * (g + s1.intercept)
+    xi = np.maximum(0.0, 1.0 - margin)
+    if xi.max(initial=0.0) > problem.big_m:
+        return None
+    z = margin >= 1.0 - tol
+    pos = {int(r): k for k, r in enumerate(I)}
+    w = problem.weights
+    for floor in problem.floors:
+        members = problem.floor_members(floor)
+        cols = np.array([pos[int(r)] for r in members], dtype=np.int64)
+        if float(w[members] @ z[cols]) < floor.required - 1e-9:
+            return None
+    a = s1.dual_coef[sv]
+    Xs = problem.X[sv]
+    K = compute_kernel_np(Xs, Xs, kernel=problem.kernel, gamma=problem.gamma)
+    objective = float(a @ K @ a + problem.cost()[I] @ xi)
+    linear = problem.kernel == "linear"
+    return CsvmSolution(
+        status=SolveStatus.optimal,
+        coef=Xs.T @ a if linear else None,
+        dual_coef=a.copy(),
+        support_X=Xs.copy(),
+        intercept=float(s1.intercept),
+        z=z,
+        objective=objective,
+        bound=objective,
+        mip_gap=0.0,
+        runtime=float(runtime),
+        n_iter=0,
+        start_feasible=True,
+        form="primal" if linear else "dual",
+        kernel=problem.kernel,
+        gamma=float(problem.gamma),
+    )
 
 
 def fit_s5c_ensemble(
@@ -626,7 +681,9 @@ def fit_s5c_ensemble(
     (``sum_{I+} c_i z_i >= p*0 sum_{I+} c_i``), ``0 <= xi_i <= M (1 - z_i)``, ``M = 1000``.
     A row counts towards a floor when ``y_i f(x_i) >= 1`` (``z_i = 1``), so a floor that
     the S1 fit of the replicate already meets in this sense leaves it unchanged: Ctrl2
-    with such a floor is the unconstrained bootstrap SVM.
+    with such a floor is the unconstrained bootstrap SVM. Every replicate first fits S1;
+    when S1 meets the floors it is returned as the exact S5c optimum (``n_iter = 0``,
+    gap 0) and no MIQP is solved, otherwise S1 warm-starts the outer approximation.
 
     Parameters
     ----------
