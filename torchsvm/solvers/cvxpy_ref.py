@@ -37,6 +37,8 @@ def solve_dual_cvxpylayers(Q: np.ndarray, y: np.ndarray, U: np.ndarray) -> np.nd
     u = cp.Parameter(n, nonneg=True)
     objective = cp.Minimize(0.5 * cp.sum_squares(L.T @ a) - cp.sum(a))
     constraints = [y @ a == 0, a >= 0, a <= u]
-    layer: Any = CvxpyLayer(cp.Problem(objective, constraints), parameters=[u], variables=[a])
+    layer: Any = CvxpyLayer(
+        cp.Problem(objective, constraints), parameters=[u], variables=[a]
+    )
     (sol,) = layer(torch.as_tensor(U, dtype=torch.float64))
     return sol.detach().numpy()

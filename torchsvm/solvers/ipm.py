@@ -27,7 +27,9 @@ from dataclasses import dataclass
 import torch
 
 
-def _step_to_boundary(v: torch.Tensor, dv: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def _step_to_boundary(
+    v: torch.Tensor, dv: torch.Tensor, mask: torch.Tensor
+) -> torch.Tensor:
     """Largest ``t`` in ``(0, 1]`` (per row) with ``v + t dv >= 0`` on ``mask``."""
     # -v / dv where dv < 0 on the mask, +inf elsewhere (v >= 0 on the mask; off it the
     # numerator is lifted to >= 1 so that 0 / 0 cannot occur)
@@ -133,7 +135,6 @@ def ipm_low_rank(
     # row-wise outer products of W, upper triangle only: (n, k(k+1)/2)
     iu = torch.triu_indices(k, k, device=dev)
     WW = (W[:, iu[0]] * W[:, iu[1]]).contiguous()
-    eye = torch.eye(k, dtype=dt, device=dev)
     Ufin = torch.where(upper, U, 0.0)
 
     # starting point: the centre of each box, unit multipliers
@@ -143,12 +144,17 @@ def ipm_low_rank(
     b = torch.zeros(P, dtype=dt, device=dev)
     Sv = torch.zeros_like(U) if S is None else S
 
+    # positions of the lower triangle in a row-major (k, k) block: the Cholesky
+    # factorisation reads only the lower triangle, so the upper one is never filled
+    lower = (iu[1] * k + iu[0]).contiguous()
+
     def factor(E_inv: torch.Tensor) -> torch.Tensor:
         Mflat = E_inv @ WW  # (P, k(k+1)/2)
-        M = torch.zeros((E_inv.shape[0], k, k), dtype=dt, device=dev)
-        M[:, iu[0], iu[1]] = Mflat
-        M = M + M.transpose(1, 2) - torch.diag_embed(torch.diagonal(M, dim1=1, dim2=2))
-        return torch.linalg.cholesky(M + eye)
+        M = torch.zeros((E_inv.shape[0], k * k), dtype=dt, device=dev)
+        M.index_copy_(1, lower, Mflat)
+        M = M.view(-1, k, k)
+        M.diagonal(dim1=1, dim2=2).add_(1.0)
+        return torch.linalg.cholesky(M)
 
     qdiag = (W * W).sum(1)
     eps = torch.finfo(dt).eps
@@ -170,7 +176,11 @@ def ipm_low_rank(
         mu = comp / mrow
         # convergence per row, relative to the row's scale
         scale = 1.0 + Ha.abs().amax(1)
-        done = (mu <= tol * scale) & (rd.abs().amax(1) <= tol * scale) & (rp.abs() <= tol * (1.0 + a.abs().sum(1)))
+        done = (
+            (mu <= tol * scale)
+            & (rd.abs().amax(1) <= tol * scale)
+            & (rp.abs() <= tol * (1.0 + a.abs().sum(1)))
+        )
         n_iter[rows] = it
         if bool(done.any()) or it == max_iter - 1:
             fin = done if it < max_iter - 1 else torch.ones_like(done)
@@ -180,7 +190,9 @@ def ipm_low_rank(
             keep = ~fin
             if not bool(keep.any()):
                 break
-            rows, a, z, w, b, su, rd, rp, mu = (t[keep] for t in (rows, a, z, w, b, su, rd, rp, mu))
+            rows, a, z, w, b, su, rd, rp, mu = (
+                t[keep] for t in (rows, a, z, w, b, su, rd, rp, mu)
+            )
             Ua, Ufa, upa, acta, Sa = (t[keep] for t in (Ua, Ufa, upa, acta, Sa))
         # inverse slacks, zero on fixed coordinates (a = 0 there; su = 1 off the upper set)
         inv_a = acta / torch.where(acta > 0, a, 1.0)
@@ -197,8 +209,14 @@ def ipm_low_rank(
         # predictor
         da, db, dz, dw = sysm.direction(-a * z * acta, -su * w * upa)
         t = _max_step(a, su, z, w, acta, upa, da, dz, dw)
-        a_aff, z_aff, w_aff = a + t[:, None] * da, z + t[:, None] * dz, w + t[:, None] * dw
-        mu_aff = ((a_aff * z_aff).sum(1) + ((su - t[:, None] * da) * w_aff * upa).sum(1)) / m[rows]
+        a_aff, z_aff, w_aff = (
+            a + t[:, None] * da,
+            z + t[:, None] * dz,
+            w + t[:, None] * dw,
+        )
+        mu_aff = (
+            (a_aff * z_aff).sum(1) + ((su - t[:, None] * da) * w_aff * upa).sum(1)
+        ) / m[rows]
         sigma = (mu_aff / mu.clamp_min(1e-300)).clamp(0.0, 1.0) ** 3
         sm = (sigma * mu)[:, None]
         # corrector

@@ -130,7 +130,9 @@ def _loss_slopes(
     return right, left
 
 
-def loss_value(xi: torch.Tensor, U: torch.Tensor, S: torch.Tensor | None) -> torch.Tensor:
+def loss_value(
+    xi: torch.Tensor, U: torch.Tensor, S: torch.Tensor | None
+) -> torch.Tensor:
     """Elementwise primal loss ``l(xi)`` (hinge ``u max(0, xi)`` or Huber with ``s``)."""
     zero = torch.zeros((), dtype=xi.dtype, device=xi.device)
     if S is None:
@@ -170,7 +172,9 @@ def optimal_intercept(
         Tsorted, order = torch.sort(T, dim=1)
         cum = torch.cumsum(torch.gather(U, 1, order), dim=1)
         w_pos = (U * (y > 0)).sum(1, keepdim=True)
-        slack = max(1e-12, 64 * torch.finfo(G.dtype).eps) * cum[:, -1:].clamp_min(torch.finfo(G.dtype).tiny)
+        slack = max(1e-12, 64 * torch.finfo(G.dtype).eps) * cum[:, -1:].clamp_min(
+            torch.finfo(G.dtype).tiny
+        )
         n = T.shape[1]
         k_lo = (cum < w_pos - slack).sum(1, keepdim=True).clamp_max(n - 1)
         k_hi = (cum <= w_pos + slack).sum(1, keepdim=True).clamp_max(n - 1)

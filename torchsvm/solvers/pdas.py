@@ -50,7 +50,12 @@ FaceFn = Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]
 
 
 def face_kernel(
-    X: torch.Tensor, y: torch.Tensor, kernel: str, gamma: float, degree: int, coef0: float
+    X: torch.Tensor,
+    y: torch.Tensor,
+    kernel: str,
+    gamma: float,
+    degree: int,
+    coef0: float,
 ) -> FaceFn:
     """``face_fn`` for :func:`pdas_dense` that recomputes blocks of ``Q`` from ``X``.
 
@@ -63,8 +68,14 @@ def face_kernel(
     def face_fn(i: torch.Tensor, j: torch.Tensor | None = None) -> torch.Tensor:
         yi = y_ext[i]
         yj = yi if j is None else y_ext[j]
-        Kf = batched_kernel(X_ext[i], None if j is None else X_ext[j], kernel=kernel,
-                            gamma=gamma, degree=degree, coef0=coef0)
+        Kf = batched_kernel(
+            X_ext[i],
+            None if j is None else X_ext[j],
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+        )
         return Kf.mul_(yi[:, :, None]).mul_(yj[:, None, :])
 
     return face_fn
@@ -80,9 +91,13 @@ def _gather_face_fn(Q: torch.Tensor) -> FaceFn:
     return face_fn
 
 
-def compact_mask(mask: torch.Tensor, width: int, pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+def compact_mask(
+    mask: torch.Tensor, width: int, pad: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Indices of the True entries of each row, padded with ``pad``: (R, width), valid."""
-    idx = torch.sort(mask.to(torch.int8), dim=1, descending=True, stable=True).indices[:, :width]
+    idx = torch.sort(mask.to(torch.int8), dim=1, descending=True, stable=True).indices[
+        :, :width
+    ]
     valid = torch.arange(width, device=mask.device)[None, :] < mask.sum(1)[:, None]
     return torch.where(valid, idx, pad), valid
 
@@ -104,9 +119,16 @@ class _FactorStore:
     Gives up (``enabled`` False) when the factors would exceed ``max_bytes``.
     """
 
-    def __init__(self, R: int, n: int, dtype: torch.dtype, device: torch.device,
-                 max_bytes: int) -> None:
-        self.R, self.n, self.dtype, self.device, self.max_bytes = R, n, dtype, device, max_bytes
+    def __init__(
+        self, R: int, n: int, dtype: torch.dtype, device: torch.device, max_bytes: int
+    ) -> None:
+        self.R, self.n, self.dtype, self.device, self.max_bytes = (
+            R,
+            n,
+            dtype,
+            device,
+            max_bytes,
+        )
         self.width = 0
         self.enabled = True
         self.idx = torch.full((R, 0), n, dtype=torch.long, device=device)
@@ -122,15 +144,25 @@ class _FactorStore:
             self.has.zero_()
             return
         k = f - self.width
-        L = torch.eye(f, dtype=self.dtype, device=self.device).expand(self.R, f, f).clone()
+        L = (
+            torch.eye(f, dtype=self.dtype, device=self.device)
+            .expand(self.R, f, f)
+            .clone()
+        )
         L[:, : self.width, : self.width] = self.L
         self.L = L
         self.idx = torch.nn.functional.pad(self.idx, (0, k), value=self.n)
         self.valid = torch.nn.functional.pad(self.valid, (0, k))
         self.width = f
 
-    def write(self, gi: torch.Tensor, ip: torch.Tensor, valid: torch.Tensor, L: torch.Tensor,
-              mask: torch.Tensor) -> None:
+    def write(
+        self,
+        gi: torch.Tensor,
+        ip: torch.Tensor,
+        valid: torch.Tensor,
+        L: torch.Tensor,
+        mask: torch.Tensor,
+    ) -> None:
         f = ip.shape[1]
         if not self.enabled:
             return
@@ -170,8 +202,13 @@ def _tri_solve(L: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     return torch.linalg.solve_triangular(L.transpose(1, 2), Y, upper=True)
 
 
-def _shift_diag(S: torch.Tensor | None, rows: torch.Tensor, idx: torch.Tensor,
-                valid: torch.Tensor, pad_value: float) -> torch.Tensor:
+def _shift_diag(
+    S: torch.Tensor | None,
+    rows: torch.Tensor,
+    idx: torch.Tensor,
+    valid: torch.Tensor,
+    pad_value: float,
+) -> torch.Tensor:
     """Diagonal added to a gathered block: ``s`` on valid entries, ``pad_value`` on padding."""
     d = torch.where(valid, 0.0, pad_value)
     if S is not None:
@@ -232,7 +269,9 @@ def _full_solve(
         if bool(bad.any()):
             # semidefinite face (repeated points, linear-like kernels): a tiny jitter
             jit = 1e-12 * M.diagonal(dim1=1, dim2=2).abs().amax(1).clamp_min(1.0)
-            L2, info2 = torch.linalg.cholesky_ex(M + torch.diag_embed(jit[:, None] * valid))
+            L2, info2 = torch.linalg.cholesky_ex(
+                M + torch.diag_embed(jit[:, None] * valid)
+            )
             L = torch.where(bad[:, None, None], L2, L)
             ok[rows[bad & (info2 != 0)]] = False
         del M
@@ -280,7 +319,9 @@ def _update_solve(
     mD = int(drop.sum(1).max())
     ipA, validA = compact_mask(add, max(mA, 1), n)
     # positions (within the factorised ordering) of the dropped coordinates
-    drop_pos = torch.gather(torch.nn.functional.pad(drop, (0, 1)), 1, fac.idx) & fac.valid
+    drop_pos = (
+        torch.gather(torch.nn.functional.pad(drop, (0, 1)), 1, fac.idx) & fac.valid
+    )
     posD, validD = compact_mask(drop_pos, max(mD, 1), f0)
     m = ipA.shape[1] + posD.shape[1]
     # B = [M0A, E_D]: (R, f0, m)
@@ -293,7 +334,9 @@ def _update_solve(
     rA = torch.gather(torch.nn.functional.pad(rhs, (0, 1)), 1, ipA) * validA
     R0 = torch.stack([r0, y_ext[fac.idx]], dim=2)  # (R, f0, 2)
     RA = torch.stack([rA, y_ext[ipA]], dim=2)  # (R, mA, 2)
-    sol = _tri_solve(fac.L, torch.cat([R0, Bm], dim=2))  # one pass over L for all columns
+    sol = _tri_solve(
+        fac.L, torch.cat([R0, Bm], dim=2)
+    )  # one pass over L for all columns
     Y0, W = sol[..., :2], sol[..., 2:]
     C = torch.zeros((R, m, m), dtype=dt, device=dev)
     nA = ipA.shape[1]
@@ -302,7 +345,9 @@ def _update_solve(
     dD = torch.where(validD, 0.0, 1.0)
     C.diagonal(dim1=1, dim2=2).add_(torch.cat([dA, dD], dim=1))
     Sch = C - Bm.transpose(1, 2) @ W
-    rz = torch.cat([RA, torch.zeros((R, posD.shape[1], 2), dtype=dt, device=dev)], dim=1)
+    rz = torch.cat(
+        [RA, torch.zeros((R, posD.shape[1], 2), dtype=dt, device=dev)], dim=1
+    )
     z, info = torch.linalg.solve_ex(Sch, rz - Bm.transpose(1, 2) @ Y0)
     X0 = Y0 - W @ z
     x = torch.zeros((R, n + 1, 2), dtype=dt, device=dev)
@@ -344,7 +389,7 @@ def _update_product(
 
 
 def pdas_dense(
-    Q: torch.Tensor,
+    Q: torch.Tensor | None,
     y: torch.Tensor,
     U: torch.Tensor,
     S: torch.Tensor | None,
@@ -356,13 +401,14 @@ def pdas_dense(
     reuse_factors: bool = True,
     factors: _FactorStore | None = None,
     return_factors: bool = False,
+    low_rank: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, ...]:
     """Primal-dual active-set iterations for every row, started from the partition of ``A0``.
 
     Parameters
     ----------
-    Q : tensor of shape (n, n)
-        ``diag(y) K diag(y)`` (shared).
+    Q : tensor of shape (n, n) or None
+        ``diag(y) K diag(y)`` (shared); None when ``low_rank`` and ``face_fn`` are given.
     y : tensor of shape (n,)
     U : tensor of shape (P, n)
         Upper bounds (``0`` fixes a coordinate; ``inf``: no upper bound).
@@ -385,6 +431,10 @@ def pdas_dense(
         triangular solves instead of a factorisation.
     return_factors : bool
         Also return the run's factor store (a sixth output).
+    low_rank : tensor of shape (n, k), optional
+        ``W`` with ``Q = W W^T`` (the linear kernel's factor): products with ``Q`` are
+        then two ``(P, n) @ (n, k)`` GEMMs instead of one ``(P, n) @ (n, n)``, and ``Q``
+        is never formed.
 
     Returns
     -------
@@ -414,7 +464,22 @@ def pdas_dense(
     Sa = S
     eps = torch.finfo(dt).eps
     y_ext = torch.nn.functional.pad(y, (0, 1))
+    if low_rank is not None:
+        Wl, Wlt = low_rank, low_rank.T.contiguous()
+
+        def qmul(v: torch.Tensor) -> torch.Tensor:
+            return (v @ Wl) @ Wlt
+    else:
+        if Q is None:
+            raise ValueError("pdas_dense needs Q or low_rank")
+        Qd = Q
+
+        def qmul(v: torch.Tensor) -> torch.Tensor:
+            return v @ Qd
+
     if face_fn is None:
+        if Q is None:
+            raise ValueError("pdas_dense needs Q or face_fn")
         face_fn = _gather_face_fn(Q)
     store = factors
     if reuse_factors and store is None:
@@ -428,7 +493,10 @@ def pdas_dense(
     for it in range(max_iter):
         free = acta & ~lo & ~up
         ab = torch.where(up, Ufa, 0.0)
-        Qab = _update_product(Q, ab, ab_prev, Qab_prev)
+        if low_rank is None:
+            Qab = _update_product(Q, ab, ab_prev, Qab_prev)
+        else:
+            Qab = qmul(ab)
         ab_prev, Qab_prev = ab, Qab
         c = -(ab * y).sum(1)
         rhs = 1.0 - Qab
@@ -443,18 +511,34 @@ def pdas_dense(
         ok = torch.ones(rows.numel(), dtype=torch.bool, device=dev)
         if bool(upd.any()):
             ui = upd.nonzero()[:, 0]
-            aU, bU, okU = _update_solve(face_fn, y_ext, None if Sa is None else Sa[ui], free[ui],
-                                        rhs[ui], c[ui], store.get(rows[ui]))
+            aU, bU, okU = _update_solve(
+                face_fn,
+                y_ext,
+                None if Sa is None else Sa[ui],
+                free[ui],
+                rhs[ui],
+                c[ui],
+                store.get(rows[ui]),
+            )
             aF[ui], b[ui] = aU, bU
             upd[ui[~okU]] = False  # refactorised below
         if not bool(upd.all()):
             fi = (~upd).nonzero()[:, 0]
-            aN, bN, okN = _full_solve(face_fn, y_ext, None if Sa is None else Sa[fi],
-                                      free[fi], rhs[fi], c[fi], max_bytes, store, rows[fi])
+            aN, bN, okN = _full_solve(
+                face_fn,
+                y_ext,
+                None if Sa is None else Sa[fi],
+                free[fi],
+                rhs[fi],
+                c[fi],
+                max_bytes,
+                store,
+                rows[fi],
+            )
             aF[fi], b[fi], ok[fi] = aN, bN, okN
         nofree = free.sum(1) == 0
         a = torch.where(free, aF, ab)
-        QA = Qab + aF @ Q
+        QA = Qab + qmul(aF)
         if bool(nofree.any()):
             # no free coordinate: the intercept that best fits the bound coordinates
             b = torch.where(nofree, optimal_intercept(QA * y, y, Ua, Sa), b)
@@ -474,7 +558,9 @@ def pdas_dense(
         last = it == max_iter - 1
         fin_rows = done | last
         if bool(fin_rows.any()):
-            Ac = torch.minimum(a.clamp_min(0.0), torch.where(fina, Ufa, a.clamp_min(0.0)))
+            Ac = torch.minimum(
+                a.clamp_min(0.0), torch.where(fina, Ufa, a.clamp_min(0.0))
+            )
             gi = rows[fin_rows]
             out_A[gi] = Ac[fin_rows]
             out_QA[gi] = QA[fin_rows]
@@ -485,8 +571,21 @@ def pdas_dense(
             if not bool(keep.any()):
                 break
             rows, lo, up, free, v_lo, v_up, f_lo, f_up, g, ab_prev, Qab_prev = (
-                t[keep] for t in (rows, lo, up, free, v_lo, v_up, f_lo, f_up, g, ab_prev,
-                                  Qab_prev))
+                t[keep]
+                for t in (
+                    rows,
+                    lo,
+                    up,
+                    free,
+                    v_lo,
+                    v_up,
+                    f_lo,
+                    f_up,
+                    g,
+                    ab_prev,
+                    Qab_prev,
+                )
+            )
             Ua, Ufa, acta, fina = Ua[keep], Ufa[keep], acta[keep], fina[keep]
             Sa = None if Sa is None else Sa[keep]
         # free at most max(256, 2 |F|) bound coordinates per iteration, the most violated
@@ -502,4 +601,3 @@ def pdas_dense(
     if return_factors:
         return out_A, out_QA, out_b, out_it, out_ok, store
     return out_A, out_QA, out_b, out_it, out_ok
-

@@ -65,7 +65,16 @@ class BatchedSvmSolution:
             idx = [idx]
         kw = {
             f: getattr(self, f)[idx]
-            for f in ("alpha", "b", "status", "n_iter", "primal", "dual", "duality_gap", "rho")
+            for f in (
+                "alpha",
+                "b",
+                "status",
+                "n_iter",
+                "primal",
+                "dual",
+                "duality_gap",
+                "rho",
+            )
         }
         return replace(self, w=None if self.w is None else self.w[idx], **kw)
 
@@ -88,10 +97,18 @@ class BatchedSvmSolution:
         support = (coef != 0).any(0)
         coef_s = coef[:, support]
         Xs = X_train[support]
-        out = torch.empty((self.n_problems, X_new.shape[0]), dtype=coef.dtype, device=coef.device)
+        out = torch.empty(
+            (self.n_problems, X_new.shape[0]), dtype=coef.dtype, device=coef.device
+        )
         for s in range(0, X_new.shape[0], block_rows):
-            Kb = compute_kernel(Xs, X_new[s : s + block_rows], kernel=kernel, gamma=gamma,
-                                degree=degree, coef0=coef0)
+            Kb = compute_kernel(
+                Xs,
+                X_new[s : s + block_rows],
+                kernel=kernel,
+                gamma=gamma,
+                degree=degree,
+                coef0=coef0,
+            )
             out[:, s : s + block_rows] = coef_s @ Kb
         return out + self.b[:, None]
 
@@ -99,7 +116,16 @@ class BatchedSvmSolution:
         """Every field as a numpy array (on CPU)."""
         out = {
             f: getattr(self, f).detach().cpu().numpy()
-            for f in ("alpha", "b", "status", "n_iter", "primal", "dual", "duality_gap", "rho")
+            for f in (
+                "alpha",
+                "b",
+                "status",
+                "n_iter",
+                "primal",
+                "dual",
+                "duality_gap",
+                "rho",
+            )
         }
         if self.w is not None:
             out["w"] = self.w.detach().cpu().numpy()
