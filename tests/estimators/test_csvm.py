@@ -458,3 +458,16 @@ def test_s5c_non_binding_floor_skips_the_miqp_with_the_same_optimum(
         f, fo = sol.decision_function(X), oracle.decision_function(X)
         np.testing.assert_allclose(f, fo, atol=1e-3 * (1 + np.abs(fo).max()))
         assert tight.solutions[b].objective >= sol.objective - 1e-9
+
+
+@pytest.mark.parametrize("penalty", ["thesis", "libsvm"])
+def test_sliding_b_s1_solvers_agree(penalty: str) -> None:
+    """s1_solver="libsvm" (scikit-learn) and the batched solver fit the same S1."""
+    X, y = make_data(16, n=200)
+    kw = dict(C=4.0, kernel="rbf", gamma=0.7, min_tpr=0.85, penalty=penalty)
+    a = SlidingInterceptSVC(**kw).fit(X, y)
+    b = SlidingInterceptSVC(s1_solver="libsvm", **kw).fit(X, y)
+    fa, fb = a.decision_function(X), b.decision_function(X)
+    np.testing.assert_allclose(fa, fb, atol=1e-4 * (1 + np.abs(fa).max()))
+    assert a.s1_intercept_ == pytest.approx(b.s1_intercept_, abs=1e-4)
+    assert b.achieved_rates_["tpr"] >= b.floors_["tpr"]

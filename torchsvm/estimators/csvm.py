@@ -55,6 +55,7 @@ from torchsvm.mip.csvm import CsvmSolution, fit_s1, solve_csvm
 from torchsvm.mip.model import MipConfig
 from torchsvm.mip.warm_start import (
     S1Fit,
+    s1_bounds,
     scores_without_intercept,
     slide_intercept,
 )
@@ -379,6 +380,11 @@ class SlidingInterceptSVC(_FloorClassifier):
         Seed of the default anchor split.
     penalty : {"thesis", "libsvm"}, default="thesis"
         ``"libsvm"`` makes S1 :class:`sklearn.svm.SVC` with this ``C`` on ``I u J``.
+    s1_solver : {"batched", "libsvm"}, default="batched"
+        Who fits S1: the package's batched solver (:func:`torchsvm.mip.csvm.fit_s1`) or
+        scikit-learn's libsvm (:class:`sklearn.svm.SVC` with the same per-row bounds,
+        ``tol=1e-6``), faster for one large RBF problem on a CPU. Both solve the same
+        convex problem; they agree up to solver tolerance.
 
     Attributes
     ----------
@@ -427,7 +433,7 @@ class SlidingInterceptSVC(_FloorClassifier):
             "random_state",
             "penalty",
         )
-    }
+    } | {"s1_solver": [StrOptions({"batched", "libsvm"})]}
 
     def __init__(
         self,
@@ -441,6 +447,7 @@ class SlidingInterceptSVC(_FloorClassifier):
         anchor_fraction: float = 0.5,
         random_state: int | None = 0,
         penalty: str = "thesis",
+        s1_solver: str = "batched",
     ) -> None:
         self.C = C
         self.kernel = kernel
@@ -452,6 +459,7 @@ class SlidingInterceptSVC(_FloorClassifier):
         self.anchor_fraction = anchor_fraction
         self.random_state = random_state
         self.penalty = penalty
+        self.s1_solver = s1_solver
 
     def fit(
         self, X: Any, y: Any, anchor_mask: Any = None, sample_weight: Any = None
@@ -472,7 +480,7 @@ class SlidingInterceptSVC(_FloorClassifier):
             A Hoeffding floor above 1 was capped at 1.
         """
         problem = self._build_problem(X, y, anchor_mask, sample_weight)
-        s1 = fit_s1(problem)
+        s1 = fit_s1(problem) if self.s1_solver == "batched" else _fit_s1_libsvm(problem)
         J = problem.floor_idx
         g = scores_without_intercept(problem, s1, J)
         # NOTE: a margin a hair above 0 so that a counted row is classified right by
@@ -498,6 +506,27 @@ class SlidingInterceptSVC(_FloorClassifier):
             problem.y[J], g + slide.intercept, problem.weights[J]
         )
         return self
+
+
+def _fit_s1_libsvm(problem: CsvmProblem) -> S1Fit:
+    """S1 of the CSVM warm start (bounds ``s1_bounds``) fitted by scikit-learn's libsvm."""
+    from sklearn.svm import SVC
+
+    u = s1_bounds(problem)
+    keep = np.flatnonzero(u > 0)
+    scale = float(u[keep].max())
+    svc = SVC(
+        C=scale,
+        kernel=problem.kernel,
+        gamma=float(problem.gamma) if problem.kernel == "rbf" else "scale",
+        tol=1e-6,
+        cache_size=1000,
+    )
+    svc.fit(problem.X[keep], problem.y[keep], sample_weight=u[keep] / scale)
+    dual = np.zeros(problem.X.shape[0])
+    # NOTE: classes_ = [-1, 1], so dual_coef_ is alpha * y and decision > 0 means +1.
+    dual[keep[svc.support_]] = np.asarray(svc.dual_coef_).ravel()
+    return S1Fit(dual, float(svc.intercept_[0]))
 
 
 @dataclass(frozen=True)
