@@ -20,7 +20,8 @@ from torchsvm.mip.feature_selection import (
     solve_sparse_linear_svm,
 )
 from torchsvm.mip.model import MipConfig, check_feasible
-from torchsvm.problems.selection import rate_floor
+from torchsvm.problems.csvm import FloorCappedWarning
+from torchsvm.problems.selection import SelectionProblem, rate_floor
 
 CFG = MipConfig(time_limit=30.0, mip_rel_gap=0.0)
 
@@ -120,14 +121,18 @@ def test_infeasible_floors_name_the_floors():
     assert res.cost == 0
 
 
-def test_hoeffding_floor_above_one_is_infeasible():
+def test_hoeffding_floor_above_one_is_capped():
     X, y = _toy(0)
     assert rate_floor(0.9, 100, None) == 0.9
     assert rate_floor(0.9, 100, 0.05) == pytest.approx(
         0.9 + math.sqrt(-math.log(0.05) / 200)
     )
-    with pytest.raises(InfeasibleProblemError, match="TPR floor"):
-        solve_feature_selection(X, y, 0.9, 0.5, hoeffding_alpha=0.05, config=CFG)
+    n_pos = int((y > 0).sum())
+    assert rate_floor(0.9, n_pos, 0.05) > 1
+    with pytest.warns(FloorCappedWarning, match="TPR sample floor .* capped at 1"):
+        p = SelectionProblem.from_data(X, y, 0.9, 0.5, hoeffding_alpha=0.05)
+    assert p.tpr_floor == 1.0
+    assert p.need_pos == n_pos
 
 
 def test_warm_start_is_feasible_for_highs():

@@ -6,7 +6,7 @@ Rate floors: ``p*(+1)`` on the TPR and ``p*(-1)`` on the TNR, either ``p* = p0``
 ``p* = p0 + sqrt(-log(alpha) / (2 n_class))`` (the Hoeffding floor,
 :func:`torchsvm.problems.csvm.hoeffding_floor`); with weighted rows ``n_class`` is the
 class's total weight (the number of original rows it stands for). A floor above 1 is
-reported as infeasible before any solve.
+capped at 1 with a ``FloorCappedWarning`` (as the CSVM's, issue 18).
 
 This module validates and holds the specification (:class:`SelectionProblem`); the
 mixed-integer models built from it and their solution live in
@@ -16,12 +16,13 @@ mixed-integer models built from it and their solution live in
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from torchsvm.exceptions import DataError, InfeasibleProblemError
-from torchsvm.problems.csvm import hoeffding_floor
+from torchsvm.exceptions import DataError
+from torchsvm.problems.csvm import FloorCappedWarning, floor_guarantee, hoeffding_floor
 
 __all__ = [
     "SelectionProblem",
@@ -37,7 +38,7 @@ def rate_floor(target: float, n_rows: int, alpha: float | None) -> float:
     """Sample floor ``p* = p0 + sqrt(-log(alpha) / (2 n))`` (SPEC S6); ``p0`` if no alpha.
 
     The Hoeffding floor of :func:`torchsvm.problems.csvm.hoeffding_floor` (one
-    implementation); it may exceed 1, which :func:`selection_floors` reports.
+    implementation); it may exceed 1, which :func:`selection_floors` caps.
     """
     return hoeffding_floor(target, n_rows, alpha)
 
@@ -107,12 +108,14 @@ def selection_floors(
     alpha: float | None,
     v: np.ndarray,
 ) -> tuple[float, float]:
-    """Floors ``(p*(+1), p*(-1))``; raise if one exceeds 1.
+    """Floors ``(p*(+1), p*(-1))``, a Hoeffding floor above 1 capped at 1.
 
-    Raises
-    ------
-    InfeasibleProblemError
-        Naming the floor above 1 and how to lower it.
+    As for the CSVM (SPEC S5, issue 18): ``p* > 1`` cannot be met as stated, so it is
+    capped at 1 (every row of that class must be classified with margin) with a
+    :class:`~torchsvm.problems.csvm.FloorCappedWarning` that states the guarantee
+    actually imposed (:func:`~torchsvm.problems.csvm.floor_guarantee`). Whether a
+    selection meets the capped floors is the MILP's question
+    (:class:`~torchsvm.exceptions.InfeasibleProblemError` from the solve if not).
     """
     # NOTE: with weighted rows (k-means centroids) the Hoeffding n is the number of
     # original rows the class stands for, i.e. its total weight.
@@ -120,17 +123,27 @@ def selection_floors(
     n_neg = max(1, round(float(v[y < 0].sum())))
     p_pos = rate_floor(min_tpr, n_pos, alpha)
     p_neg = rate_floor(min_tnr, n_neg, alpha)
+    out = []
     for name, p0, p, n in (
         ("TPR", min_tpr, p_pos, n_pos),
         ("TNR", min_tnr, p_neg, n_neg),
     ):
         if p > 1.0 + 1e-12:
-            raise InfeasibleProblemError(
-                f"{name} floor p*={p:.4f} > 1 (min_{name.lower()}={p0} plus the "
-                f"Hoeffding margin at alpha={alpha} with {n} rows) cannot be met; lower "
-                f"min_{name.lower()}, raise hoeffding_alpha or use hoeffding_alpha=None"
+            assert alpha is not None  # p* > 1 needs a Hoeffding margin
+            rate_ok, conf = floor_guarantee(p0, 1.0, n, alpha)
+            warnings.warn(
+                f"the {name} sample floor {p:.4g} (target {p0:g} + Hoeffding margin "
+                f"{p - p0:.3g} at alpha={alpha:g} on {n} rows) exceeds 1 and is capped "
+                f"at 1: every row of that class must be met. Guarantee imposed: "
+                f"{name} >= {rate_ok:.4g} with probability {1 - alpha:.4g}, i.e. "
+                f"{name} >= {p0:g} only with probability {conf:.4g}; more rows would "
+                "restore it",
+                FloorCappedWarning,
+                stacklevel=3,
             )
-    return p_pos, p_neg
+            p = 1.0
+        out.append(p)
+    return out[0], out[1]
 
 
 @dataclass(frozen=True)
