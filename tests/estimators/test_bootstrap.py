@@ -189,7 +189,9 @@ def test_ctrl2_constrained_fits_meet_the_floor(data: tuple) -> None:
     X, y, _, _ = data
     X, y = X[:60], y[:60]
     kw = dict(C_grid=[1.0], n_bootstrap=4, random_state=0)
-    m = BootstrapProbabilitySVC(target_tpr=0.95, control="csvm", mip_time_limit=30.0, **kw)
+    m = BootstrapProbabilitySVC(
+        target_tpr=0.95, control="csvm", mip_time_limit=30.0, **kw
+    )
     m.fit(X, y)
     assert m.mip_status_.shape == (1, 4)
     pos = y == m.classes_[1]
@@ -209,5 +211,133 @@ def test_ctrl2_bad_configs(data: tuple) -> None:
     with pytest.raises(ValueError, match="needs target_tpr"):
         BootstrapProbabilitySVC(n_bootstrap=2, control="csvm").fit(X, y)
     with pytest.raises(ValueError, match="kernel 'linear' or 'rbf'"):
-        BootstrapProbabilitySVC(n_bootstrap=2, control="csvm", target_tpr=0.9,
-                                kernel="poly").fit(X, y)
+        BootstrapProbabilitySVC(
+            n_bootstrap=2, control="csvm", target_tpr=0.9, kernel="poly"
+        ).fit(X, y)
+
+
+# ------------------------------------------------- out-of-bag calibration (issue 17)
+@pytest.fixture(scope="module")
+def raw_and_calibrated(data: tuple) -> dict:
+    X, y, _, _ = data
+    kw = dict(C_grid=[0.5, 2.0], n_bootstrap=30, kernel="linear", random_state=4)
+    out = {None: BootstrapProbabilitySVC(**kw).fit(X, y)}
+    for method in ("isotonic", "sigmoid", "beta", "auto"):
+        out[method] = BootstrapProbabilitySVC(calibration=method, **kw).fit(X, y)
+    return out
+
+
+@pytest.mark.parametrize("method", ["isotonic", "sigmoid", "beta", "auto"])
+def test_calibration_needs_no_extra_fits(
+    raw_and_calibrated: dict, data: tuple, method
+) -> None:
+    raw, cal = raw_and_calibrated[None], raw_and_calibrated[method]
+    _, _, Xt, _ = data
+    np.testing.assert_array_equal(cal.counts_, raw.counts_)
+    np.testing.assert_array_equal(cal.n_iter_, raw.n_iter_)
+    np.testing.assert_allclose(cal.oob_proba_, raw.oob_proba_)
+    np.testing.assert_allclose(cal._raw_proba(Xt), raw.predict_proba(Xt)[:, 1])
+
+
+@pytest.mark.parametrize("method", ["isotonic", "sigmoid", "beta"])
+def test_calibrated_probabilities_valid_and_monotone(
+    raw_and_calibrated, data, method
+) -> None:
+    cal = raw_and_calibrated[method]
+    _, _, Xt, _ = data
+    p = cal.predict_proba(Xt)
+    assert ((p >= 0) & (p <= 1)).all() and np.allclose(p.sum(1), 1.0)
+    # the calibration map is non-decreasing in the raw vote
+    grid = np.linspace(0.0, 1.0, 2 * cal.n_bootstrap + 1)
+    g = cal._calibrate(grid)
+    assert ((g >= 0) & (g <= 1)).all()
+    if method != "beta":
+        assert (np.diff(g) >= -1e-12).all()
+    raw = cal._raw_proba(Xt)
+    order = np.argsort(raw, kind="stable")
+    if method != "beta":
+        assert (np.diff(p[order, 1]) >= -1e-12).all()
+    assert cal.calibration_ == method
+
+
+def test_beta_calibration_monotone_within_each_assigned_class(
+    raw_and_calibrated,
+) -> None:
+    # Garczarek's scaling maps the memberships of each assigned class monotonically
+    cal = raw_and_calibrated["beta"]
+    grid = np.linspace(0.0, 1.0, 2 * cal.n_bootstrap + 1)
+    g = cal._calibrate(grid)
+    lo, hi = grid < 0.5, grid >= 0.5
+    assert (np.diff(g[lo]) >= -1e-12).all() and (np.diff(g[hi]) >= -1e-12).all()
+
+
+def test_isotonic_calibration_is_sklearn_isotonic_on_oob_votes(
+    raw_and_calibrated, data
+) -> None:
+    from sklearn.isotonic import IsotonicRegression
+
+    cal = raw_and_calibrated["isotonic"]
+    X, y, Xt, _ = data
+    seen = np.isfinite(cal.oob_proba_)
+    # fitted on the vote log-odds (a strictly increasing map of the vote, so the
+    # fitted steps are those of isotonic regression on the votes themselves)
+    ref = IsotonicRegression(out_of_bounds="clip").fit(
+        cal._vote_scores(cal.oob_proba_[seen]),
+        (y[seen] == cal.classes_[1]).astype(float),
+    )
+    raw = cal._raw_proba(Xt)
+    np.testing.assert_allclose(
+        cal.predict_proba(Xt)[:, 1], ref.predict(cal._vote_scores(raw)), atol=1e-12
+    )
+    on_votes = IsotonicRegression(out_of_bounds="clip").fit(
+        cal.oob_proba_[seen], (y[seen] == cal.classes_[1]).astype(float)
+    )
+    np.testing.assert_allclose(
+        cal.oob_calibrated_proba_[seen],
+        on_votes.predict(cal.oob_proba_[seen]),
+        atol=1e-12,
+    )
+
+
+def test_auto_is_reproducible_and_scores_the_candidates(data: tuple) -> None:
+    X, y, Xt, _ = data
+    kw = dict(C_grid=[1.0], n_bootstrap=20, calibration="auto", random_state=7)
+    a = BootstrapProbabilitySVC(**kw).fit(X, y)
+    b = BootstrapProbabilitySVC(**kw).fit(X, y)
+    assert a.calibration_ == b.calibration_
+    assert set(a.calibration_scores_) == {"raw", "isotonic", "sigmoid", "beta"}
+    best = min(a.calibration_scores_.values())
+    chosen = "raw" if a.calibration_ is None else a.calibration_
+    assert a.calibration_scores_[chosen] == best
+    np.testing.assert_array_equal(a.predict_proba(Xt), b.predict_proba(Xt))
+
+
+@pytest.mark.parametrize("method", [None, "isotonic", "sigmoid", "beta", "auto"])
+def test_intervals_contain_the_calibrated_estimate(
+    raw_and_calibrated, data, method
+) -> None:
+    cal = raw_and_calibrated[method]
+    _, _, Xt, _ = data
+    p = cal.predict_proba(Xt)[:, 1]
+    lo, hi = cal.predict_proba_interval(Xt, level=0.9)
+    assert ((lo <= p + 1e-12) & (p <= hi + 1e-12)).all()
+    assert ((lo >= 0) & (hi <= 1)).all()
+
+
+def test_ctrl1_with_calibration_moves_the_cutoff(data: tuple) -> None:
+    X, y, _, _ = data
+    kw = dict(C_grid=[1.0], n_bootstrap=20, kernel="rbf", random_state=0)
+    m = BootstrapProbabilitySVC(target_tpr=0.97, calibration="isotonic", **kw).fit(X, y)
+    assert m.threshold_ == 0.0 and m.proba_cutoff_ <= 0.5
+    pos = (y == m.classes_[1]) & np.isfinite(m.oob_calibrated_proba_)
+    tpr = np.mean(m.oob_calibrated_proba_[pos] > m.proba_cutoff_)
+    assert tpr >= 0.97
+    f = m.decision_function(X)
+    np.testing.assert_array_equal(m.predict(X), m.classes_[(f > 0).astype(int)])
+    np.testing.assert_allclose(f, m.predict_proba(X)[:, 1] - m.proba_cutoff_)
+    # without target_tpr the cutoff is 1/2: predict is the argmax of predict_proba
+    plain = BootstrapProbabilitySVC(calibration="isotonic", **kw).fit(X, y)
+    assert plain.proba_cutoff_ == 0.5
+    np.testing.assert_array_equal(
+        plain.predict(X), plain.classes_[np.argmax(plain.predict_proba(X), axis=1)]
+    )

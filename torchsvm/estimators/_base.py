@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.exceptions import NotFittedError
+from sklearn.utils import ClassifierTags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
@@ -45,6 +46,7 @@ __all__ = [
     "DEVICE_CONSTRAINTS",
     "SVM_PARAMETER_CONSTRAINTS",
     "BaseEstimator",
+    "BinaryBatchMixin",
     "BinaryClassifierMixin",
     "ClassifierMixin",
     "HasMethods",
@@ -227,6 +229,20 @@ class TorchDeviceMixin:
         """``X`` on the estimator's device/dtype (copies a read-only array)."""
         X = X if X.flags.writeable else np.array(X)
         return torch.as_tensor(X, dtype=self._dtype(), device=self._device())
+
+
+class BinaryBatchMixin:
+    """Tags of an estimator that fits P binary classifiers at once (not a classifier).
+
+    ``predict`` returns shape (P, t), so scikit-learn's classifier checks do not apply;
+    the tags still say that ``fit`` needs a binary target.
+    """
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.classifier_tags = ClassifierTags(multi_class=False)
+        tags.target_tags.required = True
+        return tags
 
 
 class BinaryClassifierMixin(ClassifierMixin):

@@ -37,6 +37,30 @@ are shared with Ctrl1. A fit that hits its time limit contributes its incumbent
 (``mip_status_`` and ``mip_gap_`` say which); ``ctrl2_wall_time_`` is the seconds of
 the whole batch of MIQPs.
 
+Out-of-bag calibration (``calibration``; issue 17). Every training row ``i`` has the
+out-of-bag vote ``oob_proba_[i]`` of the replicates that did not draw it: a held-out
+probability that costs no extra fit. ``calibration="isotonic"``, ``"sigmoid"`` (Platt)
+or ``"beta"`` (Garczarek's beta scaling) fits that calibrator
+(:mod:`torchsvm.estimators.calibration`, scikit-learn's ``IsotonicRegression`` for
+isotonic) on the pairs ``(oob_proba_[i], y_i)`` of the rows out of bag at least once and
+maps the ensemble's ``P(+|x)`` through it. The calibrators see the vote on the log-odds
+scale ``z = logit((B p + 1/2) / (B + 1)) / 2``, a strictly increasing map of ``p`` (the
+smoothing keeps votes of exactly 0 or 1 finite; ``sigmoid(2 z)`` is then the smoothed
+vote, the membership value of Garczarek's scaling). ``"auto"`` chooses among the raw
+votes and the three calibrators by 5-fold cross-validation of the MSE (Brier score) on
+the out-of-bag pairs (folds stratified, shuffled with a fixed seed 0, so the choice is a
+function of the fit) and keeps the raw votes unless a calibrator is strictly better.
+
+Coherence with the calibrated probabilities: ``predict_proba_interval`` maps the
+endpoints of the raw-vote interval through the same calibrator (isotonic and Platt maps
+are monotone, so the interval keeps containing the point estimate; for safety the
+bounds are widened to include it). Ctrl1 with a calibrator votes at threshold 0 and
+moves the decision cutoff instead of the votes: ``proba_cutoff_`` is the largest
+``c <= 1/2`` for which the out-of-bag TPR of ``calibrated P(+|x) >= c`` reaches
+``target_tpr``; ``predict`` and ``decision_function = P(+|x) - c`` use it, while
+``predict_proba`` stays calibrated (shifting the votes would only be undone by the
+calibrator, which learns the frequencies of the shifted votes).
+
 Deviations, written down as SPEC asks: a replicate that draws no row of one class has no
 SVM; such replicates are redrawn from the same generator (so the draws stay a function
 of ``random_state``). A replicate without out-of-bag rows (tiny ``n``) has no OOB
@@ -44,7 +68,8 @@ accuracy and is left out of the mean ``acc_r``.
 
 ``predict`` is the argmax of ``predict_proba`` (ties go to ``classes_[0]``) and
 ``decision_function`` is ``P(+|x) - 1/2``, monotone in the probability, so
-scikit-learn's consistency checks hold. The raw bootstrap scores are
+scikit-learn's consistency checks hold (with Ctrl1 on calibrated probabilities the
+cutoff ``proba_cutoff_`` replaces 1/2). The raw bootstrap scores are
 :meth:`BootstrapProbabilitySVC.bootstrap_decision_function`.
 """
 
@@ -56,6 +81,7 @@ from typing import Any
 import numpy as np
 import torch
 from scipy.stats import norm
+from sklearn.model_selection import StratifiedKFold
 
 from torchsvm.config import SolverConfig
 from torchsvm.data.resample import as_generator, bootstrap_counts
@@ -70,6 +96,11 @@ from torchsvm.estimators._base import (
     encode_binary,
     validate_data,
     warn_if_not_converged,
+)
+from torchsvm.estimators.calibration import (
+    BetaCalibrator,
+    IsotonicCalibrator,
+    PlattCalibrator,
 )
 from torchsvm.estimators.csvm import fit_s5c_ensemble
 from torchsvm.kernels import compute_kernel, resolve_gamma
@@ -153,6 +184,12 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         How ``target_tpr`` acts: Ctrl1 (vote threshold) or Ctrl2 (constrained SVMs).
     mip_time_limit : float, default=60.0
         Ctrl2: seconds per S5c MIQP (a fit at the limit keeps its incumbent).
+    mip_rel_gap : float, default=1e-4
+        Ctrl2: relative gap at which each S5c MIQP stops.
+    calibration : {None, "isotonic", "sigmoid", "beta", "auto"}, default=None
+        Calibrate ``P(+|x)`` on the out-of-bag votes (no extra fits; see the module
+        docstring). ``"auto"`` picks by out-of-bag cross-validation and may keep the
+        raw votes.
     n_jobs : int or None, default=1
         Ctrl2: parallel processes for the S5c fits of one C value.
     tol : float, default=1e-7
@@ -185,6 +222,17 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         The Ctrl1 shift ``a`` (0 without ``target_tpr``).
     oob_proba_ : ndarray of shape (n,)
         Out-of-bag ``P(+|x_i)`` at ``threshold_`` (nan for rows never out of bag).
+    calibration_ : str or None
+        The calibrator in use (``"auto"`` resolved; None: raw votes).
+    calibrator_ : estimator or None
+        The fitted score calibrator (input: the vote log-odds ``z``).
+    calibration_scores_ : dict
+        ``"auto"`` only: out-of-bag cross-validated MSE of ``"raw"`` and each calibrator.
+    oob_calibrated_proba_ : ndarray of shape (n,)
+        ``oob_proba_`` through the calibrator (in-sample for the calibrator).
+    proba_cutoff_ : float
+        ``predict`` gives ``classes_[1]`` where ``P(+|x) > proba_cutoff_`` (1/2 unless
+        Ctrl1 acts on calibrated probabilities).
     n_iter_, duality_gap_ : ndarray of shape (R, B)
         Solver diagnostics per fit.
     n_features_in_ : int
@@ -207,6 +255,8 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         "target_tpr": [Interval(Real, 0.0, 1.0, closed="right"), None],
         "control": [StrOptions({"threshold", "csvm"})],
         "mip_time_limit": [Interval(Real, 0.0, None, closed="neither")],
+        "mip_rel_gap": [Interval(Real, 0.0, None, closed="left")],
+        "calibration": [StrOptions({"isotonic", "sigmoid", "beta", "auto"}), None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state", np.random.Generator],
     }
@@ -224,6 +274,8 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         target_tpr: float | None = None,
         control: str = "threshold",
         mip_time_limit: float = 60.0,
+        mip_rel_gap: float = 1e-4,
+        calibration: str | None = None,
         n_jobs: int | None = 1,
         tol: float = 1e-7,
         max_iter: int = 20000,
@@ -242,6 +294,8 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         self.target_tpr = target_tpr
         self.control = control
         self.mip_time_limit = mip_time_limit
+        self.mip_rel_gap = mip_rel_gap
+        self.calibration = calibration
         self.n_jobs = n_jobs
         self.tol = tol
         self.max_iter = max_iter
@@ -286,6 +340,7 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
             train_scores = self._fit_replicates(X, y_pm, self.counts_)
         self._store_weights(train_scores, y_pm)
         self._fit_threshold(train_scores, y_pm)
+        self._fit_calibration(y_pm)
         return self
 
     def _check_c_grid(self) -> np.ndarray:
@@ -383,6 +438,7 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
                 gamma=self.gamma_,
                 min_tpr=float(self.target_tpr),
                 time_limit=float(self.mip_time_limit),
+                mip_rel_gap=float(self.mip_rel_gap),
                 n_jobs=self.n_jobs,
             )
             self._csvm.append(ens.solutions)
@@ -444,7 +500,8 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
     def _fit_threshold(self, scores: np.ndarray, y_pm: np.ndarray) -> None:
         """Ctrl1 (SPEC S2): the smallest ``a >= 0`` whose OOB TPR reaches ``target_tpr``."""
         self.threshold_ = 0.0
-        if self.target_tpr is not None and self.control == "threshold":
+        ctrl1 = self.target_tpr is not None and self.control == "threshold"
+        if ctrl1 and self.calibration is None:
             pos = (y_pm > 0) & (self.counts_ == 0).any(0)
             if not pos.any():
                 raise ValueError(
@@ -477,6 +534,88 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
                 self.threshold_ = float(cand[lo])
         self.oob_proba_ = self._oob_proba(scores, self.threshold_)
 
+    # ----------------------------------------------------------- calibration
+    def _vote_scores(self, p: np.ndarray) -> np.ndarray:
+        """Vote log-odds ``logit((B p + 1/2) / (B + 1)) / 2``: strictly increasing in p."""
+        B = float(self.counts_.shape[0])
+        ps = (B * p + 0.5) / (B + 1.0)
+        return 0.5 * np.log(ps / (1.0 - ps))
+
+    def _calibrate(self, p: np.ndarray) -> np.ndarray:
+        """Calibrated ``P(+|x)`` for raw votes ``p`` (nan stays nan)."""
+        if self.calibrator_ is None:
+            return p
+        out = np.full_like(p, np.nan, dtype=np.float64)
+        ok = np.isfinite(p)
+        if ok.any():
+            z = self._vote_scores(p[ok])
+            out[ok] = self.calibrator_.predict_proba(z)[:, 1]
+        return out
+
+    def _fit_calibration(self, y_pm: np.ndarray) -> None:
+        """Fit the out-of-bag calibrator and, with Ctrl1, the probability cutoff."""
+        self.calibrator_: Any = None
+        self.calibration_: str | None = None
+        self.calibration_scores_: dict[str, float] = {}
+        self.proba_cutoff_ = 0.5
+        if self.calibration is not None:
+            seen = np.isfinite(self.oob_proba_)
+            p, y01 = self.oob_proba_[seen], (y_pm[seen] > 0).astype(np.float64)
+            if y01.min() == y01.max():
+                raise ValueError(
+                    f"calibration={self.calibration!r} needs out-of-bag rows of both "
+                    f"classes; only {int(seen.sum())} rows were ever out of bag"
+                )
+            method = self.calibration
+            if method == "auto":
+                method = self._choose_calibration(p, y01)
+            if method is not None:
+                self.calibrator_ = _CALIBRATORS[method]().fit(self._vote_scores(p), y01)
+            self.calibration_ = method
+        self.oob_calibrated_proba_ = self._calibrate(self.oob_proba_)
+        if (
+            self.calibrator_ is not None
+            and self.target_tpr is not None
+            and self.control == "threshold"
+        ):
+            self.proba_cutoff_ = self._ctrl1_cutoff(y_pm)
+
+    def _choose_calibration(self, p: np.ndarray, y01: np.ndarray) -> str | None:
+        """``"auto"``: the lowest out-of-fold MSE on the OOB pairs; ties keep raw votes."""
+        n_splits = int(min(5, np.bincount(y01.astype(np.intp)).min()))
+        scores: dict[str, float] = {"raw": float(np.mean((p - y01) ** 2))}
+        if n_splits >= 2:
+            z = self._vote_scores(p)
+            folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=0)
+            for name, make in _CALIBRATORS.items():
+                q = np.empty_like(p)
+                for train, test in folds.split(z, y01):
+                    if y01[train].min() == y01[train].max():
+                        q[test] = y01[train].mean()
+                        continue
+                    q[test] = (
+                        make().fit(z[train], y01[train]).predict_proba(z[test])[:, 1]
+                    )
+                scores[name] = float(np.mean((q - y01) ** 2))
+        self.calibration_scores_ = scores
+        best = min(scores, key=lambda k: (scores[k], k != "raw"))
+        return None if best == "raw" else best
+
+    def _ctrl1_cutoff(self, y_pm: np.ndarray) -> float:
+        """Largest ``c <= 1/2`` whose OOB TPR of ``q >= c`` reaches ``target_tpr``."""
+        q = self.oob_calibrated_proba_[
+            (y_pm > 0) & np.isfinite(self.oob_calibrated_proba_)
+        ]
+        if q.size == 0:
+            raise ValueError(
+                "Ctrl1 needs positive rows that are out of bag at least once"
+            )
+        k = int(np.ceil(float(self.target_tpr) * q.size - 1e-12))
+        crit = float(np.sort(q)[::-1][max(k, 1) - 1])
+        if crit > 0.5:
+            return 0.5
+        return float(np.nextafter(crit, -np.inf))
+
     # --------------------------------------------------------------- predict
     def _grid_scores(self, X: np.ndarray) -> np.ndarray:
         """Scores of the kept fits: array of shape (len(_used), B, t)."""
@@ -505,25 +644,34 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
             out = torch.as_tensor(self._coef, dtype=dt, device=dev) @ K
         return (out + b[..., None]).cpu().numpy().astype(np.float64)
 
-    def _proba_positive(self, X: Any) -> np.ndarray:
+    def _raw_proba(self, X: Any) -> np.ndarray:
+        """Uncalibrated ensemble vote ``P(+|x)`` (SPEC S2 step 4): shape (t,)."""
         check_is_fitted(self, "weights_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         per_c = vote_fraction(self._grid_scores(X), self.threshold_, axis=1)  # (k, t)
         return np.clip(self.weights_[self._used] @ per_c, 0.0, 1.0)
 
+    def _proba_positive(self, X: Any) -> np.ndarray:
+        return np.clip(self._calibrate(self._raw_proba(X)), 0.0, 1.0)
+
     def predict_proba(self, X: Any) -> np.ndarray:
-        """``[P(classes_[0] | x), P(classes_[1] | x)]`` (SPEC S2 step 4): shape (t, 2)."""
+        """``[P(classes_[0] | x), P(classes_[1] | x)]`` (SPEC S2 step 4): shape (t, 2).
+
+        Calibrated on the out-of-bag votes when ``calibration`` is set.
+        """
         p = self._proba_positive(X)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: Any) -> np.ndarray:
-        """Argmax of :meth:`predict_proba` (ties: ``classes_[0]``): shape (t,)."""
-        check_is_fitted(self, "weights_")
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        """``classes_[1]`` where ``P(+|x) > proba_cutoff_`` (argmax unless Ctrl1 +
+        calibration; ties go to ``classes_[0]``): shape (t,)."""
+        f = self.decision_function(X)
+        return self.classes_[(f > 0).astype(int)]
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """``P(+|x) - 1/2``: positive exactly where ``predict`` gives ``classes_[1]``."""
-        return self._proba_positive(X) - 0.5
+        """``P(+|x) - proba_cutoff_``: positive exactly where ``predict`` gives ``classes_[1]``."""
+        check_is_fitted(self, "weights_")
+        return self._proba_positive(X) - self.proba_cutoff_
 
     def bootstrap_decision_function(
         self, X: Any, c_index: int | None = None
@@ -548,14 +696,23 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
     ) -> tuple[np.ndarray, np.ndarray]:
         """Normal-approximation interval of ``P(+|x)`` over B votes, clipped to [0, 1].
 
+        With ``calibration``: the raw-vote interval mapped through the calibrator
+        (monotone for isotonic and Platt), widened to contain the calibrated estimate.
+
         Returns
         -------
         lower, upper : ndarray of shape (t,)
         """
         z = _z_value(level)
-        p = self._proba_positive(X)
+        p = self._raw_proba(X)
         half = z * np.sqrt(p * (1.0 - p) / int(self.n_bootstrap))
-        return np.clip(p - half, 0.0, 1.0), np.clip(p + half, 0.0, 1.0)
+        lo, hi = np.clip(p - half, 0.0, 1.0), np.clip(p + half, 0.0, 1.0)
+        if self.calibrator_ is None:
+            return lo, hi
+        # the raw-vote interval through the calibration map, widened to hold g(p)
+        g = np.stack([self._calibrate(lo), self._calibrate(p), self._calibrate(hi)])
+        g = np.clip(g, 0.0, 1.0)
+        return g.min(0), g.max(0)
 
     def score_interval(
         self, X: Any, level: float = 0.95
@@ -572,6 +729,13 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         fhat = f.mean(0)
         q_lo, q_hi = np.quantile(f, [a / 2.0, 1.0 - a / 2.0], axis=0)
         return 2.0 * fhat - q_hi, 2.0 * fhat - q_lo
+
+
+_CALIBRATORS: dict[str, type] = {
+    "isotonic": IsotonicCalibrator,
+    "sigmoid": PlattCalibrator,
+    "beta": BetaCalibrator,
+}
 
 
 def _check_level(level: float) -> float:

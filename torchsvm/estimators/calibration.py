@@ -216,7 +216,15 @@ class _ScoreCalibrator(BinaryClassifierMixin, BaseEstimator):
         labels : ndarray of shape (t,)
             ``classes_[argmax(predict_proba(z))]``.
         """
-        return self.classes_[np.argmax(self.predict_proba(z), axis=1)]
+        proba = self.predict_proba(z)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def __sklearn_tags__(self) -> Any:
+        """1-D scores in, as :class:`sklearn.isotonic.IsotonicRegression`."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.one_d_array = True
+        tags.input_tags.two_d_array = False
+        return tags
 
 
 # --------------------------------------------------------------------------- Platt

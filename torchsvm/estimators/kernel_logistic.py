@@ -291,6 +291,8 @@ class KernelLogisticRegressionCV(BinaryClassifierMixin, BaseEstimator):
         ``nan`` for the linear kernel.
     cv_results_ : dict
         ``GridSearchCV.cv_results_``.
+    n_iter_ : int
+        Newton iterations of the refitted model.
     n_features_in_ : int
 
     Examples
@@ -416,6 +418,7 @@ class KernelLogisticRegressionCV(BinaryClassifierMixin, BaseEstimator):
         self.C_ = float(best["C"])
         self.gamma_ = float(self.best_estimator_.gamma_)
         self.cv_results_ = search.cv_results_
+        self.n_iter_ = int(self.best_estimator_.n_iter_)
         return self
 
     def decision_function(self, X: ArrayLike) -> FloatArray:

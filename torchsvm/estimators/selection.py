@@ -23,12 +23,15 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
-    _check_sample_weight,
     check_is_fitted,
     validate_data,
 )
 
-from torchsvm.estimators._base import encode_binary
+from torchsvm.estimators._base import (
+    BinaryClassifierMixin,
+    check_binary_sample_weight,
+    encode_binary,
+)
 from torchsvm.estimators.svc import WeightedSVC
 from torchsvm.kernels import resolve_gamma
 from torchsvm.mip.feature_selection import (
@@ -40,6 +43,22 @@ from torchsvm.mip.feature_selection import (
 from torchsvm.mip.model import MipConfig
 
 __all__ = ["CardinalityConstrainedSVC", "CostSensitiveFeatureSelector"]
+
+
+def _positive_rows(
+    sample_weight: Any, X: np.ndarray, y_pm: np.ndarray, classes: np.ndarray, name: str
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Rows with positive weight and their weights (None when unweighted).
+
+    A zero-weight row adds nothing to the objective or to a weighted rate floor, so it
+    is dropped before the MIP (whose problem modules need weights > 0); the result is
+    then that of the repeated-rows problem.
+    """
+    if sample_weight is None:
+        return np.ones(X.shape[0], dtype=bool), None
+    sw = check_binary_sample_weight(sample_weight, X, y_pm, classes, name)
+    keep = sw > 0
+    return keep, sw[keep]
 
 
 class _LinearOnSupport(ClassifierMixin, BaseEstimator):
@@ -86,7 +105,7 @@ class _LinearOnSupport(ClassifierMixin, BaseEstimator):
         return self.classes_[(f > 0).astype(int)]
 
 
-class CostSensitiveFeatureSelector(SelectorMixin, BaseEstimator):
+class CostSensitiveFeatureSelector(BinaryClassifierMixin, SelectorMixin, BaseEstimator):
     """Cheapest feature set meeting TPR / TNR floors, then an SVM on it (SPEC S6).
 
     Parameters
@@ -124,7 +143,8 @@ class CostSensitiveFeatureSelector(SelectorMixin, BaseEstimator):
     tpr_floor_, tnr_floor_ : float
         Floors imposed in (P1).
     z_ : ndarray of shape (n,) of bool
-        Training rows (P1) keeps at margin 1.
+        Training rows (P1) keeps at margin 1 (False for rows of zero weight, which are
+        left out of the MIP: they add nothing to its objective or floors).
     estimator_ : classifier
         SVM on the selected columns (input: ``transform(X)``).
     status_ : str
@@ -216,9 +236,10 @@ class CostSensitiveFeatureSelector(SelectorMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, y_pm = encode_binary(y, type(self).__name__)
-        sw = None
-        if sample_weight is not None:
-            sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        keep, sw = _positive_rows(
+            sample_weight, X, y_pm, self.classes_, type(self).__name__
+        )
+        X, y, y_pm = X[keep], y[keep], y_pm[keep]
         costs = None if self.feature_costs is None else np.asarray(self.feature_costs)
         config = MipConfig(
             time_limit=float(self.time_limit), mip_rel_gap=float(self.mip_rel_gap)
@@ -242,7 +263,8 @@ class CostSensitiveFeatureSelector(SelectorMixin, BaseEstimator):
         )
         t2 = time.perf_counter()
         self.support_ = sel.support
-        self.z_ = sel.z
+        self.z_ = np.zeros(keep.shape[0], dtype=bool)
+        self.z_[keep] = sel.z
         self.cost_ = sel.cost
         self.tpr_floor_, self.tnr_floor_ = sel.tpr_floor, sel.tnr_floor
         self.status_ = sel.status.value
@@ -302,7 +324,7 @@ class CostSensitiveFeatureSelector(SelectorMixin, BaseEstimator):
         return tags
 
 
-class CardinalityConstrainedSVC(ClassifierMixin, BaseEstimator):
+class CardinalityConstrainedSVC(BinaryClassifierMixin, BaseEstimator):
     """SVM using at most ``k_max`` features (SPEC S6 comparator; an MIQP).
 
     ``min 1/2 ||w||^2 + C sum xi`` subject to the soft-margin rows, ``|w_k| <= M
@@ -394,9 +416,10 @@ class CardinalityConstrainedSVC(ClassifierMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, y_pm = encode_binary(y, type(self).__name__)
-        sw = None
-        if sample_weight is not None:
-            sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        keep, sw = _positive_rows(
+            sample_weight, X, y_pm, self.classes_, type(self).__name__
+        )
+        X, y, y_pm = X[keep], y[keep], y_pm[keep]
         k = min(int(self.k_max), X.shape[1])
         t0 = time.perf_counter()
         warm = WeightedSVC(kernel="linear", C=self.C, device=self.device).fit(

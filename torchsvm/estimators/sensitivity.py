@@ -30,6 +30,7 @@ import torch
 from torchsvm.config import SolverConfig
 from torchsvm.estimators._base import (
     SVM_PARAMETER_CONSTRAINTS,
+    BinaryBatchMixin,
     Interval,
     StrOptions,
     check_is_fitted,
@@ -98,7 +99,7 @@ def _curve(fpr: np.ndarray, tpr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x[order], yv[order]
 
 
-class SensitivitySweepSVC(_BatchedSvmBase):
+class SensitivitySweepSVC(BinaryBatchMixin, _BatchedSvmBase):
     """A ``C+`` sweep of class-weighted SVMs solved as one batch (SPEC S1 / S1b).
 
     Parameters

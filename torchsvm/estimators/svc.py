@@ -18,6 +18,7 @@ from torchsvm.config import SolverConfig
 from torchsvm.estimators._base import (
     SVM_PARAMETER_CONSTRAINTS,
     BaseEstimator,
+    BinaryBatchMixin,
     BinaryClassifierMixin,
     Interval,
     StrOptions,
@@ -227,7 +228,7 @@ class WeightedSVC(BinaryClassifierMixin, _BatchedSvmBase):
         return self.classes_[(f > 0).astype(int)]
 
 
-class BatchedSVC(_BatchedSvmBase):
+class BatchedSVC(BinaryBatchMixin, _BatchedSvmBase):
     """P weighted SVMs on one training set, solved as one batch (SPEC S1, S8).
 
     Parameters are those of :class:`WeightedSVC` except ``C`` and ``class_weight``,
