@@ -267,8 +267,10 @@ def _full_solve(
         L, info = torch.linalg.cholesky_ex(M)
         bad = info != 0
         if bool(bad.any()):
-            # semidefinite face (repeated points, linear-like kernels): a tiny jitter
-            jit = 1e-12 * M.diagonal(dim1=1, dim2=2).abs().amax(1).clamp_min(1.0)
+            # semidefinite face (repeated points, linear-like kernels): a tiny jitter,
+            # above the dtype's rounding (1e-12 is below float32's eps: no effect there)
+            rel_jit = max(1e-12, 100 * torch.finfo(M.dtype).eps)
+            jit = rel_jit * M.diagonal(dim1=1, dim2=2).abs().amax(1).clamp_min(1.0)
             L2, info2 = torch.linalg.cholesky_ex(
                 M + torch.diag_embed(jit[:, None] * valid)
             )
