@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from torchsvm.estimators.bootstrap import BootstrapProbabilitySVC, vote_fraction
 
@@ -159,14 +158,6 @@ def test_bad_input(data: tuple) -> None:
         if torch.cuda.is_available():
             pytest.skip("has a GPU")
         BootstrapProbabilitySVC(n_bootstrap=2, device="cuda").fit(X, y)
-
-
-@parametrize_with_checks(
-    [BootstrapProbabilitySVC(C_grid=[1.0], n_bootstrap=5, kernel="rbf", random_state=0)]
-)
-def test_sklearn_compatible(estimator: BootstrapProbabilitySVC, check) -> None:
-    """Every scikit-learn estimator check passes (no expected failures)."""
-    check(estimator)
 
 
 @pytest.mark.gpu

@@ -16,7 +16,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from torchsvm.estimators.calibration import (
     BetaCalibrator,
@@ -446,32 +445,6 @@ def test_klr_gamma_options_and_validation(seed: int) -> None:
         KernelLogisticRegression().fit(np.full((4, 2), np.nan), [0, 1, 0, 1])
     with pytest.raises(ValueError, match="C"):
         KernelLogisticRegression(C=-1.0).fit(X, y)
-
-
-# ------------------------------------------------------------------ sklearn checks
-_CV_REASON = (
-    "internal cross-validation folds differ between repeated rows and integer "
-    "weights, so the calibrator sees different held-out scores (as for "
-    "sklearn's CalibratedClassifierCV)"
-)
-
-
-def _expected_failed_checks(estimator: object) -> dict[str, str]:
-    if isinstance(estimator, CalibratedSVC):
-        return {"check_sample_weight_equivalence_on_dense_data": _CV_REASON}
-    return {}
-
-
-@parametrize_with_checks(
-    [
-        CalibratedSVC(SVC(), cv=3),
-        KernelLogisticRegression(gamma=0.5),
-        KernelLogisticRegression(kernel="linear"),
-    ],
-    expected_failed_checks=_expected_failed_checks,
-)
-def test_sklearn_api(estimator: object, check: object) -> None:
-    check(estimator)  # type: ignore[operator]
 
 
 @pytest.mark.parametrize("cal", ALL_CALIBRATORS, ids=lambda c: repr(c))

@@ -12,7 +12,6 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.datasets import make_classification
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from torchsvm.estimators.implied import (
     ImpliedPosteriorSVC,
@@ -189,16 +188,6 @@ def test_bad_input_messages(data: tuple[np.ndarray, np.ndarray]) -> None:
 
 
 @pytest.mark.slow
-@parametrize_with_checks(
-    [ImpliedPosteriorSVC(n_models=5, tol=1e-5)],
-    # every check passes: no expected failures (fit takes no sample_weight, so the
-    # sample-weight checks are not run; multi_class=False skips the multiclass ones)
-    expected_failed_checks=lambda est: {},
-)
-def test_sklearn_compatible(estimator: ImpliedPosteriorSVC, check: object) -> None:
-    check(estimator)  # type: ignore[operator]
-
-
 def _load_script(name: str) -> Any:
     path = Path(__file__).resolve().parents[2] / "scripts" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)

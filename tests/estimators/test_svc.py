@@ -7,16 +7,8 @@ import pytest
 import torch
 from sklearn.datasets import make_classification
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from torchsvm.estimators.svc import BatchedSVC, WeightedSVC
-
-
-@parametrize_with_checks([WeightedSVC(kernel="linear"), WeightedSVC(kernel="rbf")])
-def test_sklearn_compatible(estimator, check) -> None:
-    # check_sample_weight_equivalence_on_dense_data passes for rbf too: gamma="scale"
-    # weights the variance by sample_weight (it failed while the variance ignored them)
-    check(estimator)
 
 
 def test_rbf_scale_gamma_is_weighted_like_repeated_rows() -> None:
