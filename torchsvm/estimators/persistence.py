@@ -42,7 +42,8 @@ TRUSTED_TYPES: tuple[str, ...] = (
     "torchsvm.estimators.selection.CardinalityConstrainedSVC",
     "torchsvm.estimators.selection._LinearOnSupport",
     "torchsvm.estimators.csvm.ConstrainedSVC",
-    "torchsvm.estimators.dea.DeaClassifier",
+    "torchsvm.estimators.csvm.SlidingInterceptSVC",
+    "torchsvm.estimators.dea.DeaOutputSelector",
     "torchsvm.types.SolveStatus",
 )
 
