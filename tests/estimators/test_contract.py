@@ -190,3 +190,18 @@ def test_skops_refuses_untrusted_types(data, tmp_path) -> None:
     np.testing.assert_allclose(back.predict_proba(X), est.predict_proba(X))
     with pytest.raises(NotFittedError):
         save_model(WeightedSVC(), tmp_path / "unfitted.skops")
+
+
+@pytest.mark.gpu
+def test_cuda_fit_pickles_to_numpy_and_predicts_on_cpu(data) -> None:
+    X, y = data
+    for est in (
+        BatchedSVC(device="cuda").fit(X, y, C=[0.5, 2.0]),
+        SensitivitySweepSVC(C_pos_grid=[0.5, 2.0], device="cuda").fit(X, y),
+    ):
+        blob = pickle.dumps(est)
+        assert b"_rebuild_tensor" not in blob and b"torch.storage" not in blob
+        back = pickle.loads(blob).set_params(device="cpu")
+        np.testing.assert_allclose(
+            back.decision_function(X), est.decision_function(X), rtol=1e-8, atol=1e-8
+        )
