@@ -36,7 +36,12 @@ from torchsvm.estimators.kernel_logistic import (
     KernelLogisticRegression,
     KernelLogisticRegressionCV,
 )
-from torchsvm.estimators.csvm import ConstrainedSVC, fit_s5c_ensemble
+from torchsvm.estimators.csvm import (
+    ConstrainedSVC,
+    SlidingInterceptSVC,
+    fit_s5c_ensemble,
+)
+from torchsvm.estimators.dea import DeaOutputSelector
 from torchsvm.estimators.implied import ImpliedPosteriorSVC
 from torchsvm.estimators.persistence import load_model, save_model
 from torchsvm.estimators.selection import (
@@ -61,6 +66,7 @@ from torchsvm.exceptions import (
 from torchsvm.mip.model import MipConfig, MipModel, MipResult
 from torchsvm.mip.solve import solve_model
 from torchsvm.mip.outer_approx import solve_convex_miqp
+from torchsvm.problems.csvm import FloorCappedWarning
 from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers.box_qp import BoxQpSolver
 from torchsvm.solvers.solution import BatchedSvmSolution
@@ -73,6 +79,9 @@ __all__ = [
     "MipModel",
     "MipConfig",
     "ConstrainedSVC",
+    "DeaOutputSelector",
+    "FloorCappedWarning",
+    "SlidingInterceptSVC",
     "BatchedSVC",
     "BatchedSvmProblem",
     "BatchedSvmSolution",
