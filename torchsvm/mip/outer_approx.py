@@ -225,10 +225,6 @@ class OuterApproximation:
         Solver of the fixed-integer and relaxed QPs.
     max_rounds : int
         Maximum number of master MILPs.
-    grid_steps : tuple of float
-        Relative offsets of initial tangent cuts (:meth:`add_grid_cuts`); none by
-        default: on the CSVM they slowed the master MILPs (linear n = 300: 21 s vs
-        15 s) because its difficulty is the big-M rows, not the epigraph.
     """
 
     def __init__(
@@ -239,7 +235,6 @@ class OuterApproximation:
         factor: np.ndarray | None = None,
         qp_solver: str = "ipm",
         max_rounds: int = 200,
-        grid_steps: tuple[float, ...] = (),
     ) -> None:
         self.t0 = time.perf_counter()
         self.config = MipConfig() if config is None else config
@@ -274,8 +269,6 @@ class OuterApproximation:
         self.seen: set[bytes] = set()
         self.start_ok: bool | None = None
         self._highs = new_highs()
-        self._relax_x: np.ndarray | None = None
-        self.grid_steps = tuple(grid_steps)
         self._tol_feas = max(1e-6, self.config.feasibility_tol)
 
     # ------------------------------------------------------------------ helpers
@@ -363,8 +356,7 @@ class OuterApproximation:
         res = self.qp(None, self.remaining())
         if res.status is SolveStatus.optimal and res.x is not None:
             self.lb = max(self.lb, res.objective)
-            self._relax_x = res.x[: self.lifted.n].copy()
-            self.lifted.add_cuts(self.lifted.r_of(self._relax_x))
+            self.lifted.add_cuts(self.lifted.r_of(res.x[: self.lifted.n]))
         return res
 
     def set_start(self, start: np.ndarray) -> None:
@@ -449,30 +441,6 @@ class OuterApproximation:
         viol = 0.5 * r**2 - t > 1e-9 * max(1.0, scale)
         return self.lifted.add_cuts(r, np.flatnonzero(viol))
 
-    def add_grid_cuts(self, steps: tuple[float, ...] | None = None) -> int:
-        """Tangent cuts around the incumbent (or relaxation) point, all ``k``.
-
-        Each epigraph ``t_k >= r_k^2 / 2`` is one-dimensional, so cuts at
-        ``rho_k = r*_k +- s * step`` (``s = sqrt(2 UB / k)``, the typical size of
-        ``|r_k|`` when ``0.5 ||r||^2 <= UB``; geometric steps) make the master's LP
-        relaxation close to the convex relaxation near ``r*`` at once, instead of one
-        Kelley round per point: every node of the master's tree gets a stronger
-        bound. The cuts are valid anywhere (tangents of a convex function).
-        """
-        steps = self.grid_steps if steps is None else steps
-        if not steps:
-            return 0
-        x = self.best_x if self.best_x is not None else self._relax_x
-        if x is None:
-            return 0
-        r0 = self.lifted.r_of(x)
-        size = math.sqrt(2.0 * max(abs(self.ub), 1.0) / max(1, self.lifted.k))
-        added = 0
-        for st in steps:
-            for sgn in (1.0, -1.0):
-                added += self.lifted.add_cuts(r0 + sgn * st * size)
-        return added
-
     # ------------------------------------------------------------------ loop
     def run(self, start: np.ndarray | None = None) -> MipResult:
         """Run the outer approximation to the gap, the time limit or ``max_rounds``."""
@@ -495,7 +463,6 @@ class OuterApproximation:
             and np.all(np.isfinite(start))
         ):
             self.polish(np.asarray(start, dtype=np.float64)[self.integ])
-        self.add_grid_cuts()
         while True:
             if self.gap_closed():
                 return self.result(SolveStatus.optimal, "optimal")
