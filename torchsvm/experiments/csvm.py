@@ -133,6 +133,11 @@ def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------- part 1
+def _finite(x: float) -> float | None:
+    """``x`` as a float, or None when it is not finite (unit files are strict JSON)."""
+    return float(x) if np.isfinite(x) else None
+
+
 def _rates(y: np.ndarray, f: np.ndarray) -> dict[str, float]:
     return {
         "tpr": float(np.mean(f[y > 0] > 0)),
@@ -265,7 +270,7 @@ def _cv_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
         if name == "CSVM":
             rec.update(
                 status=fitted.status_,
-                mip_gap=float(fitted.mip_gap_),
+                mip_gap=_finite(fitted.mip_gap_),
                 rounds=int(fitted.n_iter_),
                 start_feasible=fitted.start_feasible_,
             )
@@ -326,8 +331,8 @@ def _solver_unit(cfg: ExperimentConfig, kernel: str, n: int) -> dict[str, Any]:
         "binaries": int(anchor.sum()),
         "oa": {
             "status": oa.status.value,
-            "objective": float(oa.objective),
-            "mip_gap": float(oa.mip_gap),
+            "objective": _finite(oa.objective),
+            "mip_gap": _finite(oa.mip_gap),
             "rounds": int(oa.n_iter),
         },
         "timing": {"oa_seconds": t_oa},
@@ -340,8 +345,8 @@ def _solver_unit(cfg: ExperimentConfig, kernel: str, n: int) -> dict[str, Any]:
         out["timing"]["scip_seconds"] = time.perf_counter() - t0
         out["scip"] = {
             "status": sc.status.value,
-            "objective": float(sc.objective),
-            "mip_gap": float(sc.mip_gap),
+            "objective": _finite(sc.objective),
+            "mip_gap": _finite(sc.mip_gap),
         }
     except ImportError:
         out["scip"] = {"status": "pyscipopt missing"}
@@ -349,6 +354,10 @@ def _solver_unit(cfg: ExperimentConfig, kernel: str, n: int) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------- report
+def _gap(g: float | None) -> str:
+    return "inf" if g is None else f"{g:.1e}"
+
+
 def _ms(vals: list[float]) -> str:
     return "-" if not vals else f"{np.mean(vals):.3f} ({np.std(vals):.3f})"
 
@@ -452,7 +461,8 @@ def assemble(
             + (f", {csvm['n_floor_capped']} capped" if csvm["n_floor_capped"] else "")
         )
         cells.append(", ".join(f"{k} {v}" for k, v in csvm["status"].items()) or "-")
-        gaps = csvm["mip_gap"]
+        # None: no finite gap (time limit before any lower bound)
+        gaps = [np.inf if g is None else g for g in csvm["mip_gap"]]
         cells.append(f"{np.mean(gaps):.1e}, {np.max(gaps):.1e}" if gaps else "-")
         secs = [r["timing"].get("CSVM_solve_seconds") for r in rs]
         secs = [x for x in secs if x is not None]
@@ -493,17 +503,16 @@ def assemble(
         t = r["timing"]
         timings[key] = t
         oa, sc = r["oa"], r["scip"]
-        diff = (
-            abs(sc["objective"] - oa["objective"]) / max(1.0, abs(oa["objective"]))
-            if "objective" in sc
-            else float("nan")
-        )
+        nan = float("nan")
+        o_oa = nan if oa["objective"] is None else oa["objective"]
+        o_sc = nan if sc.get("objective") is None else sc["objective"]
+        diff = abs(o_sc - o_oa) / max(1.0, abs(o_oa))
         ratio = t.get("scip_seconds", float("nan")) / t["oa_seconds"]
         solver_rows.append(
             f"| {r['kernel']} | {r['n']} | {r['binaries']} | {t['oa_seconds']:.2f} | "
-            f"{oa['status']} | {oa['mip_gap']:.1e} | {oa['rounds']} | "
-            f"{t.get('scip_seconds', float('nan')):.2f} | {sc['status']} | "
-            f"{sc.get('mip_gap', float('nan')):.1e} | {diff:.1e} | {ratio:.2f} |"
+            f"{oa['status']} | {_gap(oa.get('mip_gap'))} | {oa['rounds']} | "
+            f"{t.get('scip_seconds', nan):.2f} | {sc['status']} | "
+            f"{_gap(sc.get('mip_gap'))} | {diff:.1e} | {ratio:.2f} |"
         )
     if solver_rows:
         text += [
