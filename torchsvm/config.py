@@ -336,6 +336,7 @@ _PROB_BASELINES = (
     "beta",
     "sollich",
     "klr",
+    "klr_cv",
 )
 
 

@@ -21,26 +21,49 @@ TINY = ROOT / "configs" / "probabilities-tiny.toml"
 
 @pytest.mark.slow
 def test_tiny_run_has_every_method_and_ranks(tmp_path: Path) -> None:
-    res = run_experiment(load_config(TINY), tmp_path)
+    cfg = load_config(TINY)
+    res = run_experiment(cfg, tmp_path)
     assert not res.failures
     assert len(res.results) == 4  # breast_cancer x {linear, rbf} x 2 folds
+    methods = set(proto.BOOTSTRAP_METHODS) | set(cfg.probabilities.baselines)
     for unit in res.results.values():
-        assert set(unit["metrics"]) == set(proto.METHODS)
+        assert set(unit["metrics"]) == methods
         for metrics in unit["metrics"].values():
             assert 0.0 <= metrics["mse"] <= 1.0 and 0.0 <= metrics["auc"] <= 1.0
         assert unit["best_C"] in unit["C_grid"]
     md = (tmp_path / "summary.md").read_text()
-    for label in proto.LABELS.values():
-        assert label in md
+    for meth in methods:
+        assert proto.LABELS[meth] in md
     assert "4 of 4 (dataset, kernel, fold) units finished" in md
     assert "Differences from the papers" in md
     rep = json.loads((tmp_path / "report.json").read_text())["figures"]
-    n = len(proto.METHODS)
+    n = len(methods)
     for kernel in ("linear", "rbf"):
-        assert set(rep["summary"][kernel]["breast_cancer"]) == set(proto.METHODS)
+        assert set(rep["summary"][kernel]["breast_cancer"]) == methods
         ranks = rep["average_ranks"][kernel]["by_metric"]["mse"]["ranks"]
         assert sum(ranks.values()) == pytest.approx(n * (n + 1) / 2)
     assert rep["sizes"]["breast_cancer"]["n_used"] == 150
+
+
+def test_oob_calibrated_rows_equal_a_calibrated_fit() -> None:
+    from torchsvm import BootstrapProbabilitySVC
+
+    X, y01 = make_classification(n_samples=90, n_features=4, random_state=5)
+    y = np.where(y01 == 1, 1, -1)
+    cfg = load_config(TINY, ["bootstrap.n_bootstrap=8", "probabilities.baselines=[]"])
+    res = proto._fit_unit(X[:60], y[:60], X[60:], y[60:], "linear", cfg, seed=4)
+    for meth, calibration in proto.OOB_CALIBRATIONS.items():
+        ref = BootstrapProbabilitySVC(
+            C_grid=np.asarray(cfg.bootstrap.C_grid),
+            n_bootstrap=8,
+            kernel="linear",
+            tol=cfg.solver.tol,
+            random_state=4,
+            calibration=calibration,
+        ).fit(X[:60], y[:60])
+        np.testing.assert_allclose(
+            res["pred"][meth], ref.predict_proba(X[60:])[:, 1], atol=1e-12
+        )
 
 
 def test_shared_calibrator_fit_equals_separate_calibrated_svc() -> None:

@@ -58,12 +58,16 @@ CALIBRATION_BASELINES = {
     "beta": "beta",
     "sollich": "sollich",
 }
-BASELINES = (*CALIBRATION_BASELINES, "klr")
-BOOTSTRAP_METHODS = ("bootstrap_ensemble", "bootstrap_best_c")
+BASELINES = (*CALIBRATION_BASELINES, "klr", "klr_cv")
+#: out-of-bag calibrations of the same ensemble fit (issue 17): method -> calibration
+OOB_CALIBRATIONS = {"bootstrap_oob_isotonic": "isotonic", "bootstrap_oob_auto": "auto"}
+BOOTSTRAP_METHODS = ("bootstrap_ensemble", "bootstrap_best_c", *OOB_CALIBRATIONS)
 METHODS = (*BOOTSTRAP_METHODS, *BASELINES)
 LABELS = {
     "bootstrap_ensemble": "bootstrap ensemble (S2)",
     "bootstrap_best_c": "bootstrap best C (S2)",
+    "bootstrap_oob_isotonic": "bootstrap + out-of-bag isotonic",
+    "bootstrap_oob_auto": "bootstrap + out-of-bag auto",
     "platt": "Platt",
     "isotonic": "isotonic",
     "softmax": "softmax",
@@ -74,6 +78,7 @@ LABELS = {
     "beta": "beta scaling (Garczarek)",
     "sollich": "Sollich (MAP)",
     "klr": "kernel logistic regression",
+    "klr_cv": "kernel logistic regression, C and gamma by inner CV",
 }
 METRIC_LABELS = {
     "mse": "MSE",
@@ -153,6 +158,7 @@ def _fit_unit(
         BootstrapProbabilitySVC,
         CalibratedSVC,
         KernelLogisticRegression,
+        KernelLogisticRegressionCV,
         WeightedSVC,
         make_calibrator,
     )
@@ -179,6 +185,17 @@ def _fit_unit(
     f_best = boot.bootstrap_decision_function(A_te)
     pred["bootstrap_best_c"] = vote_fraction(f_best, boot.threshold_, axis=0).tolist()
     seconds["bootstrap"] = time.perf_counter() - t0
+    # NOTE: the calibrated ensembles reuse the fit: only the out-of-bag calibrator is
+    # fitted (what fit() does after the replicates for calibration != None).
+    t0 = time.perf_counter()
+    y_pm = np.where(y_tr == boot.classes_[1], 1, -1)
+    for meth, calibration in OOB_CALIBRATIONS.items():
+        boot.set_params(calibration=calibration)
+        boot._fit_calibration(y_pm)
+        pred[meth] = boot.predict_proba(A_te)[:, 1].tolist()
+    boot.set_params(calibration=None)
+    boot._fit_calibration(y_pm)
+    seconds["oob_calibration"] = time.perf_counter() - t0
     C_star = float(boot.best_C_)
     gamma = float(boot.gamma_) if kernel == "rbf" else b.gamma_value
     warn_log: list[str] = []
@@ -221,6 +238,24 @@ def _fit_unit(
             pred["klr"] = klr.fit(A_tr, y_tr).predict_proba(A_te)[:, 1].tolist()
         warn_log += [f"{w.category.__name__}: {w.message}" for w in caught]
         seconds["klr"] = time.perf_counter() - t0
+    if "klr_cv" in baselines:
+        t0 = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cv_klr = StratifiedKFold(
+                n_splits=int(
+                    min(
+                        cfg.probabilities.inner_cv,
+                        np.bincount((y_tr > 0).astype(int)).min(),
+                    )
+                ),
+                shuffle=True,
+                random_state=seed,
+            )
+            klr_cv = KernelLogisticRegressionCV(kernel=kernel, cv=cv_klr)
+            pred["klr_cv"] = klr_cv.fit(A_tr, y_tr).predict_proba(A_te)[:, 1].tolist()
+        warn_log += [f"{w.category.__name__}: {w.message}" for w in caught]
+        seconds["klr_cv"] = time.perf_counter() - t0
     metrics = {m: summarize_probabilities(y_te, np.asarray(p)) for m, p in pred.items()}
     return {
         "metrics": metrics,
