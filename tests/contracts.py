@@ -62,17 +62,22 @@ class SolverCase:
         return f"{self.method}-{self.kernel}-{self.dtype}"
 
 
-def contract_data(n: int = 48, d: int = 4, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
+def contract_data(
+    n: int = 48, d: int = 4, seed: int = 3
+) -> tuple[np.ndarray, np.ndarray]:
     """A small standardised binary problem with label noise (both classes, no ties)."""
-    X, y = make_classification(n, d, n_informative=3, n_redundant=0, flip_y=0.1,
-                               random_state=seed)
+    X, y = make_classification(
+        n, d, n_informative=3, n_redundant=0, flip_y=0.1, random_state=seed
+    )
     return StandardScaler().fit_transform(X), np.where(y == 1, 1.0, -1.0)
 
 
 def contract_counts(n: int, B: int, seed: int = 0) -> np.ndarray:
     """Bootstrap counts (B, n), each row with zeros (out-of-bag points)."""
     rng = np.random.default_rng(seed)
-    return np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(B)]).astype(float)
+    return np.stack(
+        [np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(B)]
+    ).astype(float)
 
 
 C_GRID = np.array([0.1, 1.0, 10.0])
@@ -85,10 +90,17 @@ class BatchedSolverContract:
         raise NotImplementedError
 
     # ---------------------------------------------------------------- builders
-    def _problem(self, case: SolverCase, X: np.ndarray, y: np.ndarray, counts: np.ndarray,
-                 C: np.ndarray = C_GRID) -> BatchedSvmProblem:
-        return BatchedSvmProblem.from_bootstrap(X, y, C, counts, kernel=case.kernel,
-                                                gamma=0.2, dtype=case.dtype)
+    def _problem(
+        self,
+        case: SolverCase,
+        X: np.ndarray,
+        y: np.ndarray,
+        counts: np.ndarray,
+        C: np.ndarray = C_GRID,
+    ) -> BatchedSvmProblem:
+        return BatchedSvmProblem.from_bootstrap(
+            X, y, C, counts, kernel=case.kernel, gamma=0.2, dtype=case.dtype
+        )
 
     # --------------------------------------------------------------- contracts
     def test_batched_equals_single_solves(self, case: SolverCase) -> None:
@@ -97,8 +109,9 @@ class BatchedSolverContract:
         sol = self.solve(case, prob)
         F = decision_values(prob, sol, X)
         singles = [self.solve(case, prob.select([p])) for p in range(prob.n_problems)]
-        F1 = np.concatenate([decision_values(prob.select([p]), s, X)
-                             for p, s in enumerate(singles)])
+        F1 = np.concatenate(
+            [decision_values(prob.select([p]), s, X) for p, s in enumerate(singles)]
+        )
         assert_svm_close(F, F1, case.rtol, f"{case}: batch vs one at a time")
         assert torch.equal(sol.status, torch.cat([s.status for s in singles]))
 
@@ -128,8 +141,12 @@ class BatchedSolverContract:
         prob = self._problem(case, X, y, counts)
         prob_p = self._problem(case, X[perm], y[perm], counts[:, perm])
         sol, sol_p = self.solve(case, prob), self.solve(case, prob_p)
-        assert_svm_close(decision_values(prob, sol, X), decision_values(prob_p, sol_p, X),
-                         case.rtol, f"{case}: row permutation")
+        assert_svm_close(
+            decision_values(prob, sol, X),
+            decision_values(prob_p, sol_p, X),
+            case.rtol,
+            f"{case}: row permutation",
+        )
         if case.kernel == "linear":
             assert sol.w is not None and sol_p.w is not None
             wb = torch.cat([sol.w, sol.b[:, None]], 1).double().numpy()
@@ -154,7 +171,9 @@ class BatchedSolverContract:
         assert viol.max() <= case.rtol, viol.max()
         if case.kernel == "linear":
             w = ((A * prob.y) @ prob.X).double().numpy()
-            assert_svm_close(sol.w.double().numpy(), w, 1e3 * float(eps), "w = X^T (alpha y)")
+            assert_svm_close(
+                sol.w.double().numpy(), w, 1e3 * float(eps), "w = X^T (alpha y)"
+            )
 
     def test_matches_libsvm(self, case: SolverCase) -> None:
         X, y = contract_data()
@@ -165,8 +184,14 @@ class BatchedSolverContract:
         c_idx = prob.index["c_idx"].numpy()
         rep_idx = prob.index["rep_idx"].numpy()
         for p in range(prob.n_problems):
-            ref = sklearn_decision(X, y, float(C_GRID[c_idx[p]]), counts[rep_idx[p]],
-                                   case.kernel, prob.gamma)
+            ref = sklearn_decision(
+                X,
+                y,
+                float(C_GRID[c_idx[p]]),
+                counts[rep_idx[p]],
+                case.kernel,
+                prob.gamma,
+            )
             assert_svm_close(F[p], ref, case.rtol, f"{case}: problem {p} vs libsvm")
 
 

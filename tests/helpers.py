@@ -19,15 +19,25 @@ def decision_values(prob: BatchedSvmProblem, sol: Any, X: np.ndarray) -> np.ndar
     """Scores of every problem of ``sol`` on the rows ``X``: array of shape (P, t)."""
     Xt = torch.as_tensor(np.asarray(X), dtype=prob.dtype, device=prob.device)
     F = sol.decision_function(
-        prob.X, prob.y, Xt, kernel=prob.kernel, gamma=prob.gamma, degree=prob.degree,
+        prob.X,
+        prob.y,
+        Xt,
+        kernel=prob.kernel,
+        gamma=prob.gamma,
+        degree=prob.degree,
         coef0=prob.coef0,
     )
     return F.detach().cpu().double().numpy()
 
 
-def assert_svm_close(f_ours: np.ndarray, f_ref: np.ndarray, rtol: float, what: str = "") -> None:
+def assert_svm_close(
+    f_ours: np.ndarray, f_ref: np.ndarray, rtol: float, what: str = ""
+) -> None:
     """``max |f_ours - f_ref| <= rtol * max(1, max |f_ref|)`` (decision values, any shape)."""
-    f_ours, f_ref = np.asarray(f_ours, dtype=np.float64), np.asarray(f_ref, dtype=np.float64)
+    f_ours, f_ref = (
+        np.asarray(f_ours, dtype=np.float64),
+        np.asarray(f_ref, dtype=np.float64),
+    )
     assert f_ours.shape == f_ref.shape, (f_ours.shape, f_ref.shape)
     err = float(np.abs(f_ours - f_ref).max())
     bound = rtol * max(1.0, float(np.abs(f_ref).max()))
@@ -67,8 +77,17 @@ def primal_dual_gap(prob: BatchedSvmProblem, sol: Any) -> np.ndarray:
     else:
         from torchsvm.kernels import compute_kernel
 
-        K = compute_kernel(prob.X.double(), kernel=prob.kernel, gamma=prob.gamma,
-                           degree=prob.degree, coef0=prob.coef0).cpu().numpy()
+        K = (
+            compute_kernel(
+                prob.X.double(),
+                kernel=prob.kernel,
+                gamma=prob.gamma,
+                degree=prob.degree,
+                coef0=prob.coef0,
+            )
+            .cpu()
+            .numpy()
+        )
     Q = K * y[:, None] * y[None, :]
     out = np.empty(A.shape[0])
     for p in range(A.shape[0]):

@@ -30,13 +30,32 @@ def _breast_cancer(n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _synthetic(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    X, y = make_classification(n, d, n_informative=min(d - 1, 5) if d > 2 else 1, n_redundant=0, flip_y=0.05, random_state=seed)
+    X, y = make_classification(
+        n,
+        d,
+        n_informative=min(d - 1, 5) if d > 2 else 1,
+        n_redundant=0,
+        flip_y=0.05,
+        random_state=seed,
+    )
     return StandardScaler().fit_transform(X), np.where(y == 1, 1.0, -1.0)
 
 
 def _scores(prob: BatchedSvmProblem, sol, X: np.ndarray) -> np.ndarray:
     Xt = torch.as_tensor(X, dtype=prob.dtype, device=prob.device)
-    return sol.decision_function(prob.X, prob.y, Xt, kernel=prob.kernel, gamma=prob.gamma, degree=prob.degree, coef0=prob.coef0).cpu().numpy()
+    return (
+        sol.decision_function(
+            prob.X,
+            prob.y,
+            Xt,
+            kernel=prob.kernel,
+            gamma=prob.gamma,
+            degree=prob.degree,
+            coef0=prob.coef0,
+        )
+        .cpu()
+        .numpy()
+    )
 
 
 def _assert_close_to_libsvm(f_ours: np.ndarray, f_ref: np.ndarray) -> None:
@@ -49,14 +68,24 @@ def _assert_close_to_libsvm(f_ours: np.ndarray, f_ref: np.ndarray) -> None:
 def test_box_qp_matches_libsvm(kernel: str, data: str, device: str, seed: int) -> None:
     X, y = _breast_cancer(150) if data == "breast_cancer" else _synthetic(150, 20, seed)
     rng = np.random.default_rng(seed)
-    counts = np.stack([np.bincount(rng.integers(0, len(y), len(y)), minlength=len(y)) for _ in range(3)])
+    counts = np.stack(
+        [
+            np.bincount(rng.integers(0, len(y), len(y)), minlength=len(y))
+            for _ in range(3)
+        ]
+    )
     Cs = np.array([2.0**-5, 1.0, 2.0**5])
-    prob = BatchedSvmProblem.from_bootstrap(X, y, Cs, counts, kernel=kernel, device=device)
+    prob = BatchedSvmProblem.from_bootstrap(
+        X, y, Cs, counts, kernel=kernel, device=device
+    )
     sol = BoxQpSolver()(prob)
     assert bool(sol.converged.all())
     assert float(sol.duality_gap.max()) <= TOL_GAP
     F = _scores(prob, sol, X)
-    c_idx, rep_idx = prob.index["c_idx"].cpu().numpy(), prob.index["rep_idx"].cpu().numpy()
+    c_idx, rep_idx = (
+        prob.index["c_idx"].cpu().numpy(),
+        prob.index["rep_idx"].cpu().numpy(),
+    )
     for p in range(prob.n_problems):
         ref = SVC(kernel=kernel, C=Cs[c_idx[p]], gamma="scale", tol=1e-8)
         ref.fit(X, y, sample_weight=counts[rep_idx[p]])
@@ -65,11 +94,15 @@ def test_box_qp_matches_libsvm(kernel: str, data: str, device: str, seed: int) -
 
 def test_box_qp_matches_libsvm_poly() -> None:
     X, y = _synthetic(120, 4)
-    prob = BatchedSvmProblem.from_weights(X, y, [0.5, 4.0], kernel="poly", gamma=0.5, degree=2, coef0=1.0)
+    prob = BatchedSvmProblem.from_weights(
+        X, y, [0.5, 4.0], kernel="poly", gamma=0.5, degree=2, coef0=1.0
+    )
     sol = BoxQpSolver()(prob)
     F = _scores(prob, sol, X)
     for p, C in enumerate([0.5, 4.0]):
-        ref = SVC(kernel="poly", C=C, gamma=0.5, degree=2, coef0=1.0, tol=1e-8).fit(X, y)
+        ref = SVC(kernel="poly", C=C, gamma=0.5, degree=2, coef0=1.0, tol=1e-8).fit(
+            X, y
+        )
         _assert_close_to_libsvm(F[p], ref.decision_function(X))
 
 
@@ -84,9 +117,13 @@ def test_batched_equals_single_solves() -> None:
     sol = BoxQpSolver()(prob)
     F = _scores(prob, sol, X)
     for p in range(4):
-        single = BatchedSvmProblem.from_weights(X, y, Cs[p : p + 1], W[p : p + 1], kernel="rbf")
+        single = BatchedSvmProblem.from_weights(
+            X, y, Cs[p : p + 1], W[p : p + 1], kernel="rbf"
+        )
         s1 = BoxQpSolver()(single)
-        np.testing.assert_allclose(F[p], _scores(single, s1, X)[0], atol=1e-4 * max(1, np.abs(F[p]).max()))
+        np.testing.assert_allclose(
+            F[p], _scores(single, s1, X)[0], atol=1e-4 * max(1, np.abs(F[p]).max())
+        )
 
 
 def test_integer_weights_equal_repeated_rows() -> None:
@@ -94,7 +131,9 @@ def test_integer_weights_equal_repeated_rows() -> None:
     w = np.random.default_rng(3).integers(1, 4, size=60)
     Xr, yr = np.repeat(X, w, axis=0), np.repeat(y, w)
     for kernel in ("linear", "rbf"):
-        pw = BatchedSvmProblem.from_weights(X, y, [2.0], w[None, :], kernel=kernel, gamma=0.3)
+        pw = BatchedSvmProblem.from_weights(
+            X, y, [2.0], w[None, :], kernel=kernel, gamma=0.3
+        )
         pr = BatchedSvmProblem.from_weights(Xr, yr, [2.0], kernel=kernel, gamma=0.3)
         fw = _scores(pw, BoxQpSolver()(pw), X)
         fr = _scores(pr, BoxQpSolver()(pr), X)
@@ -110,8 +149,12 @@ def test_zero_weight_gives_zero_alpha() -> None:
     assert torch.all(sol.alpha[:, ::3] == 0)
     # and equals the fit on the kept rows only
     keep = W[0] > 0
-    sub = BatchedSvmProblem.from_weights(X[keep], y[keep], [1.0, 10.0], kernel="rbf", gamma=prob.gamma)
-    np.testing.assert_allclose(_scores(prob, sol, X), _scores(sub, BoxQpSolver()(sub), X), atol=1e-4)
+    sub = BatchedSvmProblem.from_weights(
+        X[keep], y[keep], [1.0, 10.0], kernel="rbf", gamma=prob.gamma
+    )
+    np.testing.assert_allclose(
+        _scores(prob, sol, X), _scores(sub, BoxQpSolver()(sub), X), atol=1e-4
+    )
 
 
 def test_row_permutation_leaves_solution_unchanged() -> None:
@@ -143,10 +186,20 @@ def test_box_qp_matches_highs_qp() -> None:
     sol = BoxQpSolver()(prob)
     Q = (build_factor(prob).matvec(torch.eye(28, dtype=torch.float64))).numpy()
     for p, C in enumerate([0.5, 5.0]):
-        res = solve_model(MipModel(
-            c=-np.ones(28), A=y[None, :], row_lower=np.zeros(1), row_upper=np.zeros(1),
-            col_lower=np.zeros(28), col_upper=np.full(28, C), Q=0.5 * (Q + Q.T)))
-        np.testing.assert_allclose(-float(sol.dual[p]), res.objective, rtol=1e-6, atol=1e-8)
+        res = solve_model(
+            MipModel(
+                c=-np.ones(28),
+                A=y[None, :],
+                row_lower=np.zeros(1),
+                row_upper=np.zeros(1),
+                col_lower=np.zeros(28),
+                col_upper=np.full(28, C),
+                Q=0.5 * (Q + Q.T),
+            )
+        )
+        np.testing.assert_allclose(
+            -float(sol.dual[p]), res.objective, rtol=1e-6, atol=1e-8
+        )
 
 
 def test_diag_shift_variant_matches_highs_qp() -> None:
@@ -162,9 +215,17 @@ def test_diag_shift_variant_matches_highs_qp() -> None:
     Q = (build_factor(prob).matvec(torch.eye(25, dtype=torch.float64))).numpy()
     for p in range(2):
         s = np.where(y > 0, lam_pos[p], lam_neg[p])
-        res = solve_model(MipModel(
-            c=-np.ones(25), A=y[None, :], row_lower=np.zeros(1), row_upper=np.zeros(1),
-            col_lower=np.zeros(25), col_upper=np.full(25, np.inf), Q=0.5 * (Q + Q.T) + np.diag(s)))
+        res = solve_model(
+            MipModel(
+                c=-np.ones(25),
+                A=y[None, :],
+                row_lower=np.zeros(1),
+                row_upper=np.zeros(1),
+                col_lower=np.zeros(25),
+                col_upper=np.full(25, np.inf),
+                Q=0.5 * (Q + Q.T) + np.diag(s),
+            )
+        )
         np.testing.assert_allclose(-float(sol.dual[p]), res.objective, rtol=1e-6)
 
 
@@ -182,7 +243,9 @@ def test_box_qp_matches_cvxpylayers() -> None:
     obj = 0.5 * np.einsum("pi,ij,pj->p", A, Q, A) - A.sum(1)
     np.testing.assert_allclose(-sol.dual.numpy(), obj, rtol=1e-5, atol=1e-6)
     w_ref = (A * y) @ X
-    np.testing.assert_allclose(sol.w.numpy(), w_ref, atol=2e-3 * max(1, np.abs(w_ref).max()))
+    np.testing.assert_allclose(
+        sol.w.numpy(), w_ref, atol=2e-3 * max(1, np.abs(w_ref).max())
+    )
 
 
 def test_first_order_fallback_matches_admm() -> None:
@@ -191,7 +254,9 @@ def test_first_order_fallback_matches_admm() -> None:
     s_admm = BoxQpSolver()(prob)
     s_fista = BoxQpSolver(SolverConfig(method="fista", tol=1e-6, max_iter=100000))(prob)
     assert bool(s_fista.converged.all())
-    np.testing.assert_allclose(_scores(prob, s_fista, X), _scores(prob, s_admm, X), atol=2e-3)
+    np.testing.assert_allclose(
+        _scores(prob, s_fista, X), _scores(prob, s_admm, X), atol=2e-3
+    )
 
 
 def test_chunking_gives_the_same_result() -> None:
@@ -199,7 +264,9 @@ def test_chunking_gives_the_same_result() -> None:
     prob = BatchedSvmProblem.from_weights(X, y, np.geomspace(0.1, 10, 6), kernel="rbf")
     whole = BoxQpSolver()(prob)
     chunked = BoxQpSolver(SolverConfig(memory_bytes=60_000))(prob)
-    np.testing.assert_allclose(_scores(prob, chunked, X), _scores(prob, whole, X), atol=1e-5)
+    np.testing.assert_allclose(
+        _scores(prob, chunked, X), _scores(prob, whole, X), atol=1e-5
+    )
 
 
 def test_warm_start_converges_faster() -> None:
@@ -224,10 +291,14 @@ def test_float32_is_close_to_float64() -> None:
 def test_cpu_and_cuda_agree() -> None:
     X, y = _synthetic(300, 10)
     rng = np.random.default_rng(0)
-    counts = np.stack([np.bincount(rng.integers(0, 300, 300), minlength=300) for _ in range(4)])
+    counts = np.stack(
+        [np.bincount(rng.integers(0, 300, 300), minlength=300) for _ in range(4)]
+    )
     res = []
     for dev in ("cpu", "cuda"):
-        prob = BatchedSvmProblem.from_bootstrap(X, y, [0.1, 10.0], counts, kernel="rbf", device=dev)
+        prob = BatchedSvmProblem.from_bootstrap(
+            X, y, [0.1, 10.0], counts, kernel="rbf", device=dev
+        )
         res.append(_scores(prob, BoxQpSolver()(prob), X))
     np.testing.assert_allclose(res[0], res[1], atol=1e-4 * max(1, np.abs(res[0]).max()))
 
@@ -242,7 +313,10 @@ def test_cpu_and_cuda_agree() -> None:
         ({"X": np.zeros((3, 2)), "y": [1, -1, 2]}, "-1/\\+1"),
         ({"X": np.zeros((3, 2)), "y": [1, -1]}, "3 samples but y has 2"),
         ({"X": np.eye(3), "y": [1, -1, 1], "C": [0.0]}, "C must be finite and > 0"),
-        ({"X": np.eye(3), "y": [1, -1, 1], "sample_weight": [[1, -1, 1]]}, "non-negative"),
+        (
+            {"X": np.eye(3), "y": [1, -1, 1], "sample_weight": [[1, -1, 1]]},
+            "non-negative",
+        ),
         ({"X": np.eye(3), "y": [1, -1, 1], "sample_weight": [[0, 0, 0]]}, "all zero"),
         ({"X": np.eye(3), "y": [1, -1, 1], "sample_weight": [[0, 1, 0]]}, "class \\+1"),
         ({"X": np.eye(3), "y": [1, -1, 1], "sample_weight": [[1, 1]]}, "shape"),
@@ -251,7 +325,9 @@ def test_cpu_and_cuda_agree() -> None:
 def test_bad_input_gives_specific_errors(kwargs: dict, match: str) -> None:
     args = {"C": [1.0], "sample_weight": None, **kwargs}
     with pytest.raises(DataError, match=match):
-        BatchedSvmProblem.from_weights(args["X"], args["y"], args["C"], args["sample_weight"])
+        BatchedSvmProblem.from_weights(
+            args["X"], args["y"], args["C"], args["sample_weight"]
+        )
 
 
 def test_unknown_kernel_and_missing_cuda() -> None:
@@ -267,17 +343,26 @@ def test_unknown_kernel_and_missing_cuda() -> None:
 def test_ipm_agrees_with_admm_on_bootstrap_batch(dtype: torch.dtype) -> None:
     X, y = _synthetic(300, 6, seed=3)
     rng = np.random.default_rng(3)
-    counts = np.stack([np.bincount(rng.integers(0, 300, 300), minlength=300) for _ in range(4)])
-    prob = BatchedSvmProblem.from_bootstrap(X, y, 2.0 ** np.arange(-5, 6, 2), counts,
-                                            kernel="linear", dtype=dtype)
+    counts = np.stack(
+        [np.bincount(rng.integers(0, 300, 300), minlength=300) for _ in range(4)]
+    )
+    prob = BatchedSvmProblem.from_bootstrap(
+        X, y, 2.0 ** np.arange(-5, 6, 2), counts, kernel="linear", dtype=dtype
+    )
     tol = 1e-7 if dtype == torch.float64 else 1e-4
     s_ipm = BoxQpSolver(SolverConfig(method="ipm", ipm_after=0, tol=tol))(prob)
     s_admm = BoxQpSolver(SolverConfig(method="admm", tol=tol))(prob)
     assert bool(s_ipm.converged.all()) and bool(s_admm.converged.all())
-    np.testing.assert_allclose(s_ipm.dual.double().numpy(), s_admm.dual.double().numpy(),
-                               rtol=10 * tol, atol=10 * tol)
+    np.testing.assert_allclose(
+        s_ipm.dual.double().numpy(),
+        s_admm.dual.double().numpy(),
+        rtol=10 * tol,
+        atol=10 * tol,
+    )
     f_ipm, f_admm = _scores(prob, s_ipm, X), _scores(prob, s_admm, X)
-    assert np.abs(f_ipm - f_admm).max() <= (1e-4 if dtype == torch.float64 else 1e-2) * max(1, np.abs(f_admm).max())
+    assert np.abs(f_ipm - f_admm).max() <= (
+        1e-4 if dtype == torch.float64 else 1e-2
+    ) * max(1, np.abs(f_admm).max())
     # auto picks the interior point for the linear kernel with few features
     s_auto = BoxQpSolver()(prob.to(dtype=torch.float64))
     assert int(s_auto.n_iter.max()) < 100
@@ -298,9 +383,17 @@ def test_ipm_iterate_is_near_optimal_before_rounding() -> None:
     assert bool((a >= 0).all()) and bool((a <= prob.U).all())
     Q = (X @ X.T) * np.outer(y, y)
     for p in range(2):
-        res = solve_model(MipModel(
-            c=-np.ones(30), A=y[None, :], row_lower=np.zeros(1), row_upper=np.zeros(1),
-            col_lower=np.zeros(30), col_upper=U[p], Q=Q))
+        res = solve_model(
+            MipModel(
+                c=-np.ones(30),
+                A=y[None, :],
+                row_lower=np.zeros(1),
+                row_upper=np.zeros(1),
+                col_lower=np.zeros(30),
+                col_upper=U[p],
+                Q=Q,
+            )
+        )
         ap = a[p].numpy()
         obj = 0.5 * ap @ Q @ ap - ap.sum()
         np.testing.assert_allclose(obj, res.objective, rtol=1e-7, atol=1e-8)
@@ -321,9 +414,17 @@ def test_ipm_diag_shift_variant_matches_highs_qp() -> None:
     Q = (X @ X.T) * np.outer(y, y)
     for p in range(2):
         s = np.where(y > 0, lam_pos[p], lam_neg[p])
-        res = solve_model(MipModel(
-            c=-np.ones(25), A=y[None, :], row_lower=np.zeros(1), row_upper=np.zeros(1),
-            col_lower=np.zeros(25), col_upper=np.full(25, np.inf), Q=Q + np.diag(s)))
+        res = solve_model(
+            MipModel(
+                c=-np.ones(25),
+                A=y[None, :],
+                row_lower=np.zeros(1),
+                row_upper=np.zeros(1),
+                col_lower=np.zeros(25),
+                col_upper=np.full(25, np.inf),
+                Q=Q + np.diag(s),
+            )
+        )
         np.testing.assert_allclose(-float(sol.dual[p]), res.objective, rtol=1e-6)
 
 
@@ -343,10 +444,16 @@ def test_active_set_factor_reuse_changes_nothing() -> None:
 
     X, y = _synthetic(200, 5, seed=13)
     prob = BatchedSvmProblem.from_weights(X, y, [0.25, 1.0, 8.0], kernel="rbf")
-    Q = compute_kernel(prob.X, kernel="rbf", gamma=prob.gamma) * prob.y[:, None] * prob.y[None, :]
+    Q = (
+        compute_kernel(prob.X, kernel="rbf", gamma=prob.gamma)
+        * prob.y[:, None]
+        * prob.y[None, :]
+    )
     ff = face_kernel(prob.X, prob.y, "rbf", prob.gamma, 3, 0.0)
-    out = [pdas_dense(Q, prob.y, prob.U, None, prob.U.clone(), face_fn=ff, reuse_factors=r)
-           for r in (False, True)]
+    out = [
+        pdas_dense(Q, prob.y, prob.U, None, prob.U.clone(), face_fn=ff, reuse_factors=r)
+        for r in (False, True)
+    ]
     for a, b_ in zip(out[0][:3], out[1][:3], strict=True):
         np.testing.assert_allclose(a.numpy(), b_.numpy(), rtol=1e-9, atol=1e-9)
     assert bool(out[0][4].all()) and bool(out[1][4].all())

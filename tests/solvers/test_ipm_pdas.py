@@ -60,11 +60,15 @@ def test_pdas_dense_rbf_matches_libsvm_and_certifies(seed: int) -> None:
     U = torch.tensor(C[:, None] * counts)
     A, QA, b, n_iter, ok = pdas_dense(Q, yt, U, None, U.clone(), max_iter=40)
     assert bool(ok.all())
-    assert bool((A >= 0).all()) and bool((A <= U).all()) and bool((A[U == 0] == 0).all())
+    assert (
+        bool((A >= 0).all()) and bool((A <= U).all()) and bool((A[U == 0] == 0).all())
+    )
     _, _, rel, _ = duality_gap(A, A @ Q, yt, U, None)
     assert float(rel.max()) <= 1e-10
     for p in range(2):
-        ref = SVC(kernel="rbf", C=C[p], gamma=gamma, tol=1e-10).fit(X, y, sample_weight=counts[p])
+        ref = SVC(kernel="rbf", C=C[p], gamma=gamma, tol=1e-10).fit(
+            X, y, sample_weight=counts[p]
+        )
         f = (A[p] * yt) @ K + b[p]
         assert_svm_close(f.numpy(), ref.decision_function(X), 1e-4, f"pdas problem {p}")
 

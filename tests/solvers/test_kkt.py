@@ -9,10 +9,17 @@ from scipy.optimize import brentq
 from sklearn.svm import SVC
 
 from tests.contracts import contract_data
-from torchsvm.solvers.kkt import duality_gap, optimal_intercept, project_face, project_feasible
+from torchsvm.solvers.kkt import (
+    duality_gap,
+    optimal_intercept,
+    project_face,
+    project_feasible,
+)
 
 
-def _problem(seed: int, P: int = 5, n: int = 30) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _problem(
+    seed: int, P: int = 5, n: int = 30
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     rng = np.random.default_rng(seed)
     y = np.where(rng.random(n) < 0.4, -1.0, 1.0)
     U = rng.uniform(0.0, 2.0, (P, n)) * (rng.random((P, n)) > 0.2)
@@ -22,6 +29,7 @@ def _problem(seed: int, P: int = 5, n: int = 30) -> tuple[torch.Tensor, torch.Te
 
 def _brute_projection(z: np.ndarray, y: np.ndarray, u: np.ndarray) -> np.ndarray:
     """clip(z - theta y, 0, u) with theta the root of y^T clip(...) found by Brent's method."""
+
     def h(t: float) -> float:
         return float((np.clip(z - t * y, 0.0, u) * y).sum())
 
@@ -53,7 +61,9 @@ def test_project_face_keeps_bound_coordinates() -> None:
             # bound coordinates stay exactly where they were unless the interior ones
             # could not absorb the residual (then the Euclidean projection is used)
             same = torch.equal(A[p][at_bound[p]], Zc[p][at_bound[p]])
-            ref = torch.as_tensor(_brute_projection(Zc[p].numpy(), y.numpy(), U[p].numpy()))
+            ref = torch.as_tensor(
+                _brute_projection(Zc[p].numpy(), y.numpy(), U[p].numpy())
+            )
             assert same or torch.allclose(A[p], ref, atol=1e-10)
 
 
@@ -68,13 +78,17 @@ def test_optimal_intercept_minimises_the_hinge_loss(seed: int) -> None:
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     G = rng.normal(size=(4, n))
     U = rng.uniform(0.1, 1.0, (4, n))
-    b = optimal_intercept(torch.tensor(G), torch.tensor(y), torch.tensor(U), None).numpy()
+    b = optimal_intercept(
+        torch.tensor(G), torch.tensor(y), torch.tensor(U), None
+    ).numpy()
     for p in range(4):
         # the objective is piecewise linear with breakpoints y_i - g_i: its minimum is at one
         cand = y - G[p]
         vals = np.array([_hinge_objective(G[p], y, U[p], t) for t in cand])
         best = vals.min()
-        assert _hinge_objective(G[p], y, U[p], float(b[p])) <= best + 1e-12 * max(1.0, best)
+        assert _hinge_objective(G[p], y, U[p], float(b[p])) <= best + 1e-12 * max(
+            1.0, best
+        )
         # midpoint rule: b lies between the smallest and largest minimising breakpoints
         argmins = cand[vals <= best + 1e-12 * max(1.0, best)]
         assert argmins.min() - 1e-12 <= b[p] <= argmins.max() + 1e-12
@@ -87,7 +101,9 @@ def test_optimal_intercept_with_diagonal_shift_brute_force() -> None:
     G = rng.normal(size=(2, n))
     S = np.full((2, n), 0.5)
     U = np.full((2, n), np.inf)
-    b = optimal_intercept(torch.tensor(G), torch.tensor(y), torch.tensor(U), torch.tensor(S)).numpy()
+    b = optimal_intercept(
+        torch.tensor(G), torch.tensor(y), torch.tensor(U), torch.tensor(S)
+    ).numpy()
 
     def huber(p: int, t: float) -> float:
         xi = np.maximum(0.0, 1.0 - y * (G[p] + t))
@@ -110,7 +126,9 @@ def test_duality_gap_zero_at_libsvm_optimum_and_positive_elsewhere() -> None:
     U = torch.full((1, len(y)), C, dtype=torch.float64)
     yt = torch.tensor(y)
     primal, dual, rel, b = duality_gap(A, A @ torch.tensor(Q), yt, U, None)
-    assert float(rel[0]) <= 1e-6  # libsvm stops at tol=1e-12 on its KKT gap, not exactly
+    assert (
+        float(rel[0]) <= 1e-6
+    )  # libsvm stops at tol=1e-12 on its KKT gap, not exactly
     np.testing.assert_allclose(float(b[0]), float(ref.intercept_[0]), atol=1e-5)
     # a feasible non-optimal point: half the optimum (y^T a = 0 still holds)
     A2 = 0.5 * A
@@ -118,7 +136,10 @@ def test_duality_gap_zero_at_libsvm_optimum_and_positive_elsewhere() -> None:
     w = (0.5 * a * y) @ X
     f = X @ w
     primal_ref = 0.5 * w @ w + min(
-        (C * np.maximum(0.0, 1.0 - y * (f + t))).sum() for t in y - f)
+        (C * np.maximum(0.0, 1.0 - y * (f + t))).sum() for t in y - f
+    )
     np.testing.assert_allclose(float(p2[0]), primal_ref, rtol=1e-10)
-    np.testing.assert_allclose(float(d2[0]), 0.5 * a.sum() - 0.125 * a @ Q @ a, rtol=1e-10)
+    np.testing.assert_allclose(
+        float(d2[0]), 0.5 * a.sum() - 0.125 * a @ Q @ a, rtol=1e-10
+    )
     assert float(rel2[0]) > 1e-3
