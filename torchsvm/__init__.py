@@ -32,10 +32,6 @@ from torchsvm.estimators.calibration import (
     SvmPPCalibrator,
     make_calibrator,
 )
-from torchsvm.estimators.kernel_logistic import (
-    KernelLogisticRegression,
-    KernelLogisticRegressionCV,
-)
 from torchsvm.estimators.csvm import (
     ConstrainedSVC,
     SlidingInterceptSVC,
@@ -43,6 +39,10 @@ from torchsvm.estimators.csvm import (
 )
 from torchsvm.estimators.dea import DeaOutputSelector
 from torchsvm.estimators.implied import ImpliedPosteriorSVC
+from torchsvm.estimators.kernel_logistic import (
+    KernelLogisticRegression,
+    KernelLogisticRegressionCV,
+)
 from torchsvm.estimators.persistence import load_model, save_model
 from torchsvm.estimators.selection import (
     CardinalityConstrainedSVC,
@@ -64,8 +64,8 @@ from torchsvm.exceptions import (
     TorchSvmError,
 )
 from torchsvm.mip.model import MipConfig, MipModel, MipResult
-from torchsvm.mip.solve import solve_model
 from torchsvm.mip.outer_approx import solve_convex_miqp
+from torchsvm.mip.solve import solve_model
 from torchsvm.problems.csvm import FloorCappedWarning
 from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers.box_qp import BoxQpSolver
