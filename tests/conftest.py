@@ -28,7 +28,9 @@ def shared_data_dir() -> Path | None:
     return folder if (folder / "MANIFEST.md").is_file() else None
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
     has_cuda = torch.cuda.is_available()
     skip_gpu = pytest.mark.skip(reason="needs CUDA (no GPU on this machine)")
     skip_data = pytest.mark.skip(reason="staged datasets (../shared/data) not found")
