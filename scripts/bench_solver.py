@@ -202,6 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "kernel": args.kernel,
         "dtype": args.dtype,
         "method": args.method,
+        "ipm_after": solver.config.ipm_after,
         "P": P,
         "n": n,
         "d": X.shape[1],
