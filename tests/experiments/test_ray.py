@@ -13,13 +13,13 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from torchsvm.config import load_config  # noqa: E402
-from torchsvm.experiments import run_experiment  # noqa: E402
-from torchsvm.experiments.distributed import (  # noqa: E402
+from torchsvm.estimators.bootstrap import (  # noqa: E402
+    BootstrapProbabilitySVC,
     fit_replicates_distributed,
-    map_chunks,
-    ray_session,
     solve_replicates,
 )
+from torchsvm.experiments import run_experiment  # noqa: E402
+from torchsvm.parallel import map_chunks, ray_session  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "configs" / "bootstrap-tiny.toml"
@@ -95,6 +95,29 @@ def test_replicate_chunks_on_ray_equal_one_batch(ray_instance, kernel: str) -> N
     np.testing.assert_allclose(f_dist, f_full, rtol=0, atol=1e-10)
     # the votes, hence every probability of the ensemble, are the same
     np.testing.assert_array_equal(f_dist > 0, f_full > 0)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_bootstrap_backend_ray_equals_local(ray_instance, kernel: str) -> None:  # noqa: ANN001
+    import numpy as np
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=150, n_features=5, random_state=1)
+    params = dict(
+        C_grid=[0.25, 1.0, 4.0], n_bootstrap=16, kernel=kernel, random_state=7
+    )
+    local = BootstrapProbabilitySVC(**params).fit(X, y)
+    dist = BootstrapProbabilitySVC(**params, backend="ray", n_chunks=3).fit(X, y)
+    np.testing.assert_array_equal(dist.counts_, local.counts_)
+    np.testing.assert_array_equal(dist.oob_accuracy_, local.oob_accuracy_)
+    np.testing.assert_array_equal(dist.weights_, local.weights_)
+    np.testing.assert_array_equal(dist.predict_proba(X), local.predict_proba(X))
+    np.testing.assert_allclose(
+        dist.bootstrap_decision_function(X),
+        local.bootstrap_decision_function(X),
+        rtol=0,
+        atol=1e-10,
+    )
 
 
 def test_ray_equals_local_for_the_probabilities_protocol(

@@ -75,6 +75,8 @@ cutoff ``proba_cutoff_`` replaces 1/2). The raw bootstrap scores are
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from numbers import Integral, Real
 from typing import Any
 
@@ -192,6 +194,14 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         raw votes.
     n_jobs : int or None, default=1
         Ctrl2: parallel processes for the S5c fits of one C value.
+    backend : {"local", "ray"}, default="local"
+        ``"ray"`` splits the S1 fits into ``n_chunks`` blocks of replicates solved as
+        Ray tasks (one CPU each, one GPU each when ``device="cuda"``). The draws stay
+        here and every (C, replicate) problem is solved on its own, so the fit equals
+        the local one. A Ray runtime already initialised (``ray.init(address=...)``
+        for a cluster) is used; otherwise a local instance is started for the fit.
+    n_chunks : int or None, default=None
+        ``backend="ray"``: number of replicate blocks (None: the cluster's CPUs).
     tol : float, default=1e-7
         Relative duality gap of the solver (votes need only the score signs).
     max_iter : int, default=20000
@@ -258,6 +268,8 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         "mip_rel_gap": [Interval(Real, 0.0, None, closed="left")],
         "calibration": [StrOptions({"isotonic", "sigmoid", "beta", "auto"}), None],
         "n_jobs": [Integral, None],
+        "backend": [StrOptions({"local", "ray"})],
+        "n_chunks": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -277,6 +289,8 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         mip_rel_gap: float = 1e-4,
         calibration: str | None = None,
         n_jobs: int | None = 1,
+        backend: str = "local",
+        n_chunks: int | None = None,
         tol: float = 1e-7,
         max_iter: int = 20000,
         random_state: Any = None,
@@ -297,6 +311,8 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         self.mip_rel_gap = mip_rel_gap
         self.calibration = calibration
         self.n_jobs = n_jobs
+        self.backend = backend
+        self.n_chunks = n_chunks
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
@@ -366,53 +382,42 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         ndarray of shape (R, B, n)
             ``f_{r,b}(x_i)`` (the grid comes from ``problem.index``, not from sizes).
         """
-        prob = BatchedSvmProblem.from_bootstrap(
-            X,
-            y_pm,
-            self.C_grid_,
-            counts,
-            kernel=self.kernel,
-            gamma=self.gamma,
-            degree=self.degree,
-            coef0=self.coef0,
-            device=self._device(),
-            dtype=self._dtype(),
-        )
-        cfg = SolverConfig(tol=float(self.tol), max_iter=int(self.max_iter))
-        sol = BoxQpSolver(cfg)(prob)
+        solver_kwargs: dict[str, Any] = {
+            "kernel": self.kernel,
+            "gamma": self.gamma,
+            "degree": self.degree,
+            "coef0": self.coef0,
+            "tol": float(self.tol),
+            "max_iter": int(self.max_iter),
+            "device": str(self._device()),
+            "dtype": "float32" if self._dtype() == torch.float32 else "float64",
+        }
+        if self.backend == "ray":
+            fit = fit_replicates_distributed(
+                X,
+                y_pm,
+                self.C_grid_,
+                counts,
+                n_chunks=self.n_chunks,
+                num_gpus=1.0 if str(self._device()).startswith("cuda") else 0.0,
+                **solver_kwargs,
+            )
+        else:
+            fit = solve_replicates(X, y_pm, self.C_grid_, counts, **solver_kwargs)
         warn_if_not_converged(
-            sol.statuses(), type(self).__name__, self.max_iter, self.tol
+            np.ravel(fit["statuses"]).tolist(),
+            type(self).__name__,
+            self.max_iter,
+            self.tol,
         )
-        R, B = self.C_grid_.shape[0], counts.shape[0]
-        r_idx = prob.index["c_idx"].cpu().numpy()
-        b_idx = prob.index["rep_idx"].cpu().numpy()
-        self.gamma_ = float(prob.gamma)
+        self.gamma_ = float(fit["gamma"])
         self._X_fit = X
-        alpha = sol.alpha.detach().cpu().numpy()
-        self._coef = np.zeros((R, B, X.shape[0]))
-        self._coef[r_idx, b_idx] = alpha * y_pm[None, :]
-        self._b = np.zeros((R, B))
-        self._b[r_idx, b_idx] = sol.b.detach().cpu().numpy()
-        self.n_iter_ = np.zeros((R, B), dtype=np.int64)
-        self.n_iter_[r_idx, b_idx] = sol.n_iter.cpu().numpy()
-        self.duality_gap_ = np.zeros((R, B))
-        self.duality_gap_[r_idx, b_idx] = sol.duality_gap.detach().cpu().numpy()
-        self._w: np.ndarray | None = None
-        if sol.w is not None:
-            self._w = np.zeros((R, B, X.shape[1]))
-            self._w[r_idx, b_idx] = sol.w.detach().cpu().numpy()
-        F = sol.decision_function(
-            prob.X,
-            prob.y,
-            prob.X,
-            kernel=prob.kernel,
-            gamma=prob.gamma,
-            degree=prob.degree,
-            coef0=prob.coef0,
-        )
-        scores = np.zeros((R, B, X.shape[0]))
-        scores[r_idx, b_idx] = F.detach().cpu().numpy()
-        return scores
+        self._coef = fit["coef"]
+        self._b = fit["intercept"]
+        self.n_iter_ = fit["n_iter"]
+        self.duality_gap_ = fit["duality_gap"]
+        self._w: np.ndarray | None = fit["w"]
+        return fit["scores"]
 
     def _fit_replicates_csvm(
         self, X: np.ndarray, y_pm: np.ndarray, counts: np.ndarray
@@ -747,3 +752,133 @@ def _check_level(level: float) -> float:
 
 def _z_value(level: float) -> float:
     return float(norm.ppf(0.5 + _check_level(level) / 2.0))
+
+
+def solve_replicates(
+    X: np.ndarray,
+    y_pm: np.ndarray,
+    C_grid: np.ndarray,
+    counts: np.ndarray,
+    *,
+    kernel: str = "linear",
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 0.0,
+    tol: float = 1e-7,
+    max_iter: int = 20000,
+    device: str = "cpu",
+    dtype: str = "float64",
+) -> dict[str, Any]:
+    """Fit the ``R x b`` weighted SVMs of one block of draws (SPEC S2 step 1).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    y_pm : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    C_grid : ndarray of shape (R,)
+    counts : ndarray of shape (b, n)
+        Bootstrap draw counts of the block's replicates.
+
+    Returns
+    -------
+    dict
+        ``coef`` (R, b, n) = ``alpha * y``, ``intercept`` (R, b), ``n_iter`` (R, b),
+        ``duality_gap`` (R, b), ``w`` (R, b, d) or None, ``scores`` (R, b, n) on the
+        training rows, ``gamma`` (float) and ``statuses`` (list of str, P entries).
+    """
+    dt = {"float64": torch.float64, "float32": torch.float32}[str(dtype)]
+    prob = BatchedSvmProblem.from_bootstrap(
+        X,
+        y_pm,
+        C_grid,
+        counts,
+        kernel=kernel,
+        gamma=gamma,
+        degree=degree,
+        coef0=coef0,
+        device=torch.device(device),
+        dtype=dt,
+    )
+    sol = BoxQpSolver(SolverConfig(tol=float(tol), max_iter=int(max_iter)))(prob)
+    R, B, n = len(C_grid), counts.shape[0], X.shape[0]
+    r_idx = prob.index["c_idx"].cpu().numpy()
+    b_idx = prob.index["rep_idx"].cpu().numpy()
+
+    def grid(values: Any, *tail: int, dtype: Any = np.float64) -> np.ndarray:
+        out = np.zeros((R, B, *tail), dtype=dtype)
+        out[r_idx, b_idx] = values.detach().cpu().numpy()
+        return out
+
+    F = sol.decision_function(
+        prob.X,
+        prob.y,
+        prob.X,
+        kernel=prob.kernel,
+        gamma=prob.gamma,
+        degree=prob.degree,
+        coef0=prob.coef0,
+    )
+    return {
+        "coef": grid(sol.alpha, n) * y_pm[None, None, :],
+        "intercept": grid(sol.b),
+        "n_iter": grid(sol.n_iter, dtype=np.int64),
+        "duality_gap": grid(sol.duality_gap),
+        "w": None if sol.w is None else grid(sol.w, X.shape[1]),
+        "scores": grid(F, n),
+        "gamma": float(prob.gamma),
+        "statuses": [str(s) for s in sol.statuses()],
+    }
+
+
+def fit_replicates_distributed(
+    X: np.ndarray,
+    y_pm: np.ndarray,
+    C_grid: np.ndarray,
+    counts: np.ndarray,
+    *,
+    n_chunks: int | None = None,
+    address: str | None = None,
+    num_workers: int | None = None,
+    num_gpus: float = 0.0,
+    **solver_kwargs: Any,
+) -> dict[str, Any]:
+    """:func:`solve_replicates` on replicate chunks as Ray tasks, concatenated.
+
+    ``counts`` (B, n) is split into ``n_chunks`` consecutive blocks of replicates (None:
+    the CPUs of the Ray cluster, at most B); each block is one task with one CPU (and
+    ``num_gpus`` GPUs, e.g. 1 when ``device="cuda"``). The result has the layout of
+    one :func:`solve_replicates` call on all of ``counts``.
+    """
+    from torchsvm.parallel import ray_session
+
+    counts = np.asarray(counts)
+    with ray_session(address, num_workers) as ray:
+        if n_chunks is None:
+            n_chunks = int(ray.cluster_resources().get("CPU", 1))
+        n_chunks = max(1, min(int(n_chunks), counts.shape[0]))
+        chunks = np.array_split(counts, n_chunks, axis=0)
+        func = partial(solve_replicates, X, y_pm, np.asarray(C_grid), **solver_kwargs)
+        task = ray.remote(_call_on_chunk).options(
+            num_cpus=1, num_gpus=num_gpus, max_retries=0
+        )
+        func_ref = ray.put(func)
+        parts = ray.get([task.remote(func_ref, c) for c in chunks])
+    out: dict[str, Any] = {"gamma": parts[0]["gamma"]}
+    for key in ("coef", "intercept", "n_iter", "duality_gap", "scores"):
+        out[key] = np.concatenate([p[key] for p in parts], axis=1)
+    out["w"] = (
+        None
+        if parts[0]["w"] is None
+        else np.concatenate([p["w"] for p in parts], axis=1)
+    )
+    # statuses are in problem order p = r * b + j within each chunk: regroup as (R, B)
+    R = len(C_grid)
+    out["statuses"] = np.concatenate(
+        [np.asarray(p["statuses"], dtype=object).reshape(R, -1) for p in parts], axis=1
+    )
+    return out
+
+
+def _call_on_chunk(func: Callable[[np.ndarray], Any], chunk: np.ndarray) -> Any:
+    return func(chunk)

@@ -269,7 +269,7 @@ def _execute_ray(
     num_workers: int | None,
     num_gpus: float,
 ) -> None:
-    from torchsvm.experiments.distributed import ray_session
+    from torchsvm.parallel import ray_session
 
     with ray_session(address, num_workers) as ray:
         opts: dict[str, Any] = {"num_cpus": 1, "max_retries": 0}
