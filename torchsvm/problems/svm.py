@@ -67,7 +67,9 @@ def check_features(X: Any, name: str = "X") -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise DataError(f"{name} must be numeric; could not convert: {exc}") from exc
     if arr.ndim != 2:
-        raise DataError(f"{name} must be 2-D (n_samples, n_features); got shape {arr.shape}")
+        raise DataError(
+            f"{name} must be 2-D (n_samples, n_features); got shape {arr.shape}"
+        )
     if arr.shape[0] == 0:
         raise DataError(f"{name} is empty: 0 samples (shape {arr.shape})")
     if arr.shape[1] == 0:
@@ -87,9 +89,13 @@ def check_binary_labels(y: Any, n_samples: int) -> np.ndarray:
         raise DataError(f"X has {n_samples} samples but y has {arr.shape[0]}")
     vals = np.unique(arr)
     if not np.isin(vals, [-1, 1]).all():
-        raise DataError(f"y must be coded as -1/+1 here; got values {vals[:5].tolist()}")
+        raise DataError(
+            f"y must be coded as -1/+1 here; got values {vals[:5].tolist()}"
+        )
     if vals.size < 2:
-        raise DataError(f"y has a single class ({vals.tolist()}); an SVM needs two classes")
+        raise DataError(
+            f"y has a single class ({vals.tolist()}); an SVM needs two classes"
+        )
     return arr.astype(np.float64)
 
 
@@ -147,8 +153,9 @@ class BatchedSvmProblem:
     def dtype(self) -> torch.dtype:
         return self.X.dtype
 
-    def to(self, device: str | torch.device | None = None, dtype: torch.dtype | None = None
-           ) -> BatchedSvmProblem:
+    def to(
+        self, device: str | torch.device | None = None, dtype: torch.dtype | None = None
+    ) -> BatchedSvmProblem:
         """Copy to another device and/or floating dtype (``index`` stays int64)."""
         dev = self.device if device is None else resolve_device(device)
         dt = self.dtype if dtype is None else dtype
@@ -166,7 +173,9 @@ class BatchedSvmProblem:
             index={k: v.to(device=dev) for k, v in self.index.items()},
         )
 
-    def select(self, idx: torch.Tensor | np.ndarray | list[int] | slice) -> BatchedSvmProblem:
+    def select(
+        self, idx: torch.Tensor | np.ndarray | list[int] | slice
+    ) -> BatchedSvmProblem:
         """Sub-batch of the problems ``idx`` (shares ``X`` and ``y``)."""
         if not isinstance(idx, slice):
             idx = torch.as_tensor(np.asarray(idx), dtype=torch.long, device=self.device)
@@ -240,9 +249,15 @@ class BatchedSvmProblem:
                 )
         Xt = torch.as_tensor(np.ascontiguousarray(Xn).copy(), dtype=dt, device=dev)
         g = resolve_gamma(gamma, Xt) if kernel != "linear" else 0.0
-        Ct = None if C is None else torch.as_tensor(np.asarray(C, np.float64), dtype=dt, device=dev)
-        idx = {k: torch.as_tensor(np.asarray(v), dtype=torch.long, device=dev)
-               for k, v in (index or {}).items()}
+        Ct = (
+            None
+            if C is None
+            else torch.as_tensor(np.asarray(C, np.float64), dtype=dt, device=dev)
+        )
+        idx = {
+            k: torch.as_tensor(np.asarray(v), dtype=torch.long, device=dev)
+            for k, v in (index or {}).items()
+        }
         return cls(
             X=Xt,
             y=torch.as_tensor(yn, dtype=dt, device=dev),
@@ -282,7 +297,9 @@ class BatchedSvmProblem:
         if Cn.ndim != 1:
             raise DataError(f"C must be a scalar or 1-D array; got shape {Cn.shape}")
         if not np.isfinite(Cn).all() or (Cn <= 0).any():
-            raise DataError(f"C must be finite and > 0; got {Cn[(~np.isfinite(Cn)) | (Cn <= 0)][:3]}")
+            raise DataError(
+                f"C must be finite and > 0; got {Cn[(~np.isfinite(Cn)) | (Cn <= 0)][:3]}"
+            )
         P = Cn.shape[0]
         if sample_weight is None:
             W = np.ones((P, n))
@@ -299,11 +316,15 @@ class BatchedSvmProblem:
                     P = W.shape[0]
                     Cn = np.repeat(Cn, P)
                 else:
-                    raise DataError(f"C has {P} values but sample_weight has {W.shape[0]} rows")
+                    raise DataError(
+                        f"C has {P} values but sample_weight has {W.shape[0]} rows"
+                    )
             if not np.isfinite(W).all():
                 raise DataError("sample_weight contains NaN or infinite values")
             if (W < 0).any():
-                raise DataError("sample_weight must be non-negative (negative weight found)")
+                raise DataError(
+                    "sample_weight must be non-negative (negative weight found)"
+                )
             if (W.sum(axis=1) <= 0).any():
                 raise DataError("sample_weight is all zero for at least one problem")
         kap = _class_weight_matrix(class_weight, P)
@@ -359,10 +380,17 @@ class BatchedSvmProblem:
         kn = np.atleast_1d(np.asarray(kappa_neg, dtype=np.float64))
         kp = np.atleast_1d(np.asarray(kappa_pos, dtype=np.float64))
         if kn.shape != kp.shape or kn.ndim != 1:
-            raise DataError(f"kappa_neg and kappa_pos must be 1-D of equal length; got {kn.shape}, {kp.shape}")
+            raise DataError(
+                f"kappa_neg and kappa_pos must be 1-D of equal length; got {kn.shape}, {kp.shape}"
+            )
         P = kn.shape[0]
         prob = cls.from_weights(
-            X, y, np.full(P, float(C)), sample_weight, np.stack([kn, kp], axis=1), **kwargs
+            X,
+            y,
+            np.full(P, float(C)),
+            sample_weight,
+            np.stack([kn, kp], axis=1),
+            **kwargs,
         )
         return replace(prob, index={"z_idx": torch.arange(P, device=prob.device)})
 
@@ -382,12 +410,18 @@ class BatchedSvmProblem:
         lp = np.atleast_1d(np.asarray(lambda_pos, dtype=np.float64))
         if ln.shape != lp.shape or ln.ndim != 1:
             raise DataError("lambda_neg and lambda_pos must be 1-D of equal length")
-        if not (np.isfinite(ln).all() and np.isfinite(lp).all()) or (ln <= 0).any() or (lp <= 0).any():
+        if (
+            not (np.isfinite(ln).all() and np.isfinite(lp).all())
+            or (ln <= 0).any()
+            or (lp <= 0).any()
+        ):
             raise DataError("diagonal shifts lambda must be finite and > 0")
         S = np.where(yn[None, :] > 0, lp[:, None], ln[:, None])
         U = np.full_like(S, math.inf)
         prob = cls.from_bounds(Xn, yn, U, S=S, **kwargs)
-        return replace(prob, index={"z_idx": torch.arange(ln.shape[0], device=prob.device)})
+        return replace(
+            prob, index={"z_idx": torch.arange(ln.shape[0], device=prob.device)}
+        )
 
 
 def _class_weight_matrix(class_weight: Any, P: int) -> np.ndarray:
@@ -395,13 +429,17 @@ def _class_weight_matrix(class_weight: Any, P: int) -> np.ndarray:
     if class_weight is None:
         return np.ones((P, 2))
     if isinstance(class_weight, dict):
-        kap = np.array([float(class_weight.get(-1, 1.0)), float(class_weight.get(1, 1.0))])
+        kap = np.array(
+            [float(class_weight.get(-1, 1.0)), float(class_weight.get(1, 1.0))]
+        )
     else:
         kap = np.asarray(class_weight, dtype=np.float64)
     if kap.shape == (2,):
         kap = np.broadcast_to(kap, (P, 2))
     if kap.shape != (P, 2):
-        raise DataError(f"class_weight must have shape (2,) or (P, 2) = ({P}, 2); got {kap.shape}")
+        raise DataError(
+            f"class_weight must have shape (2,) or (P, 2) = ({P}, 2); got {kap.shape}"
+        )
     if not np.isfinite(kap).all() or (kap <= 0).any():
         raise DataError("class weights must be finite and > 0")
     return np.asarray(kap, dtype=np.float64)
