@@ -15,6 +15,7 @@ from torchsvm.estimators.selection import (
 from torchsvm.exceptions import InfeasibleProblemError
 from torchsvm.mip.feature_selection import solve_feature_selection
 from torchsvm.mip.model import MipConfig
+from torchsvm.problems.csvm import FloorCappedWarning
 
 
 def _data(seed: int = 0, n: int = 60, d: int = 5, noise: float = 0.3):
@@ -56,7 +57,12 @@ def test_infeasible_floors_raise_naming_the_floor():
     fs = CostSensitiveFeatureSelector(
         min_tpr=0.99, min_tnr=0.5, hoeffding_alpha=0.05, time_limit=20
     )
-    with pytest.raises(InfeasibleProblemError, match=r"TPR floor p\*=.* > 1"):
+    # a Hoeffding floor above 1 is capped at 1 with a warning (issue 18); on this noisy
+    # data TPR = 1 and the TNR floor cannot both hold, and the error names both floors
+    with (
+        pytest.warns(FloorCappedWarning, match="capped at 1"),
+        pytest.raises(InfeasibleProblemError, match=r"TPR floor p\*\(\+1\)=1\.0000"),
+    ):
         fs.fit(X, y)
 
 
@@ -143,25 +149,3 @@ def test_cardinality_svc():
     rbf = CardinalityConstrainedSVC(k_max=2, kernel="rbf", time_limit=20).fit(X, y)
     assert rbf.estimator_ is not None
     assert rbf.score(X, y) > 0.85
-
-
-@pytest.mark.slow
-def test_reproduce_feature_selection_tiny(tmp_path):
-    import importlib.util
-    import json
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location(
-        "reproduce_feature_selection",
-        root / "scripts" / "reproduce_feature_selection.py",
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    assert mod.main(["--tiny", "--out", str(tmp_path)]) == 0
-    res = json.loads((tmp_path / "feature_selection_tiny.json").read_text())
-    folds = res["breast_cancer"]["folds"]
-    assert len(folds) == 2
-    assert {"svm_linear", "fs_linear", "card_linear"} <= set(folds["0"])
-    md = (tmp_path / "feature_selection_tiny.md").read_text()
-    assert md.startswith("# Cost-sensitive feature selection")
