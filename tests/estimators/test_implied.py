@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import json
-from pathlib import Path
-from typing import Any
-
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
@@ -185,32 +180,3 @@ def test_bad_input_messages(data: tuple[np.ndarray, np.ndarray]) -> None:
         ImpliedPosteriorSVC(n_models=5, calibration="isotonic", cv=5).fit(X[:6], y[:6])
     with pytest.raises(ValueError, match="convention"):
         implied_posterior_grid(5, "other")
-
-
-@pytest.mark.slow
-def _load_script(name: str) -> Any:
-    path = Path(__file__).resolve().parents[2] / "scripts" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-@pytest.mark.slow
-@pytest.mark.data
-def test_reproduce_implied_tiny(tmp_path: Path, data_dir: Path) -> None:
-    mod = _load_script("reproduce_implied")
-    assert (
-        mod.main(["--tiny", "--out", str(tmp_path), "--data-dir", str(data_dir)]) == 0
-    )
-    res = json.loads((tmp_path / "implied_tiny.json").read_text())
-    assert set(res["german"]["metrics"]) == {
-        "raw_minmax",
-        "platt",
-        "implied",
-        "implied_isotonic",
-    }
-    assert len(res["cv"]) == 1
-    assert (tmp_path / "implied_tiny_german_calibration.png").is_file()
-    assert (tmp_path / "implied_tiny.md").read_text().startswith("# Implied posterior")

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import json
-from pathlib import Path
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -164,21 +160,3 @@ def test_bad_input(data: tuple) -> None:
         )
     with pytest.raises(ValueError, match="equal length"):
         RocSweepDisplay(fpr=[0.1], tpr=[0.1, 0.2])
-
-
-@pytest.mark.slow
-@pytest.mark.data
-def test_reproduce_sensitivity_tiny(tmp_path: Path, data_dir: Path) -> None:
-    path = Path(__file__).resolve().parents[2] / "scripts" / "reproduce_sensitivity.py"
-    spec = importlib.util.spec_from_file_location("reproduce_sensitivity", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    assert (
-        mod.main(["--tiny", "--out", str(tmp_path), "--data-dir", str(data_dir)]) == 0
-    )
-    res = json.loads((tmp_path / "sensitivity_tiny.json").read_text())
-    r = res["heart_statlog"]
-    assert set(r) == {"box", "diagonal"}
-    assert len(r["box"]["tpr"]) == 5 and 0.5 < r["box"]["auc"] <= 1.0
-    assert (tmp_path / "sensitivity_tiny_roc.png").is_file()
