@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -79,6 +80,32 @@ def test_resume_skips_finished_folds(tiny_run: tuple[Path, float], capsys) -> No
     assert after["meta"]["n_resumed"] == 3
     assert after["figures"] == before["figures"]
     assert "bootstrap_ensemble" in capsys.readouterr().out
+
+
+def test_report_only_runs_nothing_and_counts_pending(
+    tiny_run: tuple[Path, float], tmp_path: Path, capsys
+) -> None:
+    out, _ = tiny_run
+    copy = tmp_path / "run"
+    shutil.copytree(out, copy)
+    units = sorted((copy / "units").rglob("*.json"))
+    assert len(units) == 3
+    units[-1].unlink()
+    rc = main(["--out", str(copy), "--report-only", "--no-progress"])
+    text = capsys.readouterr().out
+    assert rc == 0
+    assert "1 not run yet" in text
+    assert not units[-1].exists()  # nothing was fitted
+    rep = json.loads((copy / "report.json").read_text())
+    assert rep["meta"]["n_pending"] == 1 and rep["meta"]["n_resumed"] == 2
+    assert len(rep["figures"]["folds"]) == 2
+
+
+def test_report_only_needs_a_run_folder(tmp_path: Path, capsys) -> None:
+    assert main(["--report-only", "--no-progress"]) == 2
+    assert "needs --out" in capsys.readouterr().err
+    assert main(["--out", str(tmp_path), "--report-only", "--no-progress"]) == 2
+    assert "not a run folder" in capsys.readouterr().err
 
 
 def test_changed_config_is_refused_not_overwritten(

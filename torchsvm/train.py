@@ -70,6 +70,12 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         help="CPUs of the local Ray instance (default: all of this machine's)",
     )
+    p.add_argument(
+        "--report-only",
+        action="store_true",
+        help="run no unit: write the report of the units already finished in --out "
+        "(the progress of a long run that is still going or was stopped)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
@@ -96,6 +102,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("--address needs --backend ray")
     if args.workers is not None and args.workers < 1:
         return _fail(f"--workers must be >= 1; got {args.workers}")
+    if args.report_only:
+        if not args.out:
+            return _fail("--report-only needs --out, the run folder to report on")
+        if not (Path(args.out) / "config.toml").is_file():
+            return _fail(
+                f"--report-only: {args.out} is not a run folder (no config.toml)"
+            )
+        if not args.config:
+            args.config = str(Path(args.out) / "config.toml")
     overrides = list(args.overrides) + (
         [f"device={args.device}"] if args.device else []
     )
@@ -137,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 num_workers=args.workers,
                 progress=bar,
                 command="python -m torchsvm.train " + shlex.join(argv),
+                execute=not args.report_only,
             )
     except (
         RunFolderError,
@@ -151,7 +167,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta = result.report["meta"]
     print(
         f"\n{cfg.experiment} / {cfg.name}: {meta['n_units']} units "
-        f"({meta['n_resumed']} resumed, {meta['n_failed']} failed), "
+        f"({meta['n_resumed']} resumed, {meta['n_failed']} failed"
+        + (f", {meta['n_pending']} not run yet" if meta["n_pending"] else "")
+        + "), "
         f"{meta['seconds_total']:.1f} s, backend {args.backend}\n"
     )
     print(result.protocol_report.text)

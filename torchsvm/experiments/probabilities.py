@@ -693,6 +693,21 @@ def _ranks_section(rep: dict[str, Any], methods: Sequence[str]) -> list[str]:
                 f"{len(complete)} datasets.",
                 "",
             ]
+        for m in OOB_CALIBRATIONS:
+            if m not in methods or "bootstrap_ensemble" not in methods:
+                continue
+            mse = {d: s[d][m]["mse"]["mean"] for d in complete}
+            raw = {d: s[d]["bootstrap_ensemble"]["mse"]["mean"] for d in complete}
+            keeps = sum(mse[d] <= raw[d] for d in complete)
+            line = (
+                f"{LABELS[m]} ({kernel}), issue 17's goal (beat Platt on >= 2/3 of the "
+                f"datasets, improve or keep the raw ensemble on >= 90 %): improves or "
+                f"keeps the raw ensemble's mean MSE on {keeps} of {len(complete)}"
+            )
+            if "platt" in methods:
+                beats = sum(mse[d] < s[d]["platt"]["mse"]["mean"] for d in complete)
+                line += f", lower mean MSE than Platt on {beats} of {len(complete)}"
+            L += [line + ".", ""]
     return L
 
 

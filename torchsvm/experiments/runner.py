@@ -305,6 +305,7 @@ def run_experiment(
     num_gpus: float = 1.0,
     progress: Callable[[int, int, str, str], None] | None = None,
     command: str | None = None,
+    execute: bool = True,
 ) -> RunResult:
     """Run every unit of ``cfg``'s protocol (resuming finished ones) and assemble the report.
 
@@ -325,6 +326,9 @@ def run_experiment(
         ``progress(done, total, key, status)`` after each unit (also resumed ones).
     command : str, optional
         The command line, quoted in the summary.
+    execute : bool
+        False: run nothing, assemble the report from the units already finished in
+        ``out_dir`` (a long run's progress report; ``meta["n_pending"]`` counts the rest).
 
     Raises
     ------
@@ -387,13 +391,14 @@ def run_experiment(
         if progress is not None:
             progress(len(results) + len(failures), total, unit.key, status)
 
-    if pending:
+    if pending and execute:
         if backend == "ray":
             _execute_ray(cfg, pending, on_done, address, num_workers, num_gpus)
         else:
             _execute_local(cfg, pending, on_done)
-    if out is not None and not failures:
+    if out is not None and not failures and execute:
         (out / "failures.json").unlink(missing_ok=True)
+    n_pending = 0 if execute else len(pending)
     ordered = {k: results[k] for k in keys if k in results}
     rep = protocol.assemble(cfg, ordered, failures)
     wall = time.perf_counter() - t_start
@@ -409,6 +414,7 @@ def run_experiment(
             "n_units": total,
             "n_resumed": n_resumed,
             "n_failed": len(failures),
+            "n_pending": n_pending,
             "seconds_total": wall,
             "seconds_per_unit": {k: seconds.get(k) for k in keys},
             "command": command,
