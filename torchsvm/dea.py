@@ -99,7 +99,8 @@ def efficiency(
         Absolute output-weight bounds ``L_o <= beta_o <= U_o``.
     method : {"envelopment", "multiplier"}
         One persistent HiGHS envelopment LP re-solved from the previous basis with
-        column generation (default), or block-diagonal multiplier LPs.
+        column generation (default), or one persistent multiplier LP (1)-(4)
+        re-solved DMU by DMU (a second, independent formulation).
     time_limit : float
         Seconds for all LPs together.
     return_weights : bool

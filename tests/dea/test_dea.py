@@ -66,6 +66,33 @@ def test_efficiency_matches_linprog(method, seed):
     np.testing.assert_allclose(eff, all_efficiencies(X, Y), atol=1e-7)
 
 
+def test_multiplier_subset_bounds_and_zero_inputs_match_linprog(seed):
+    # the persistent multiplier LP changes row (3), the costs and the bounds (5) per
+    # DMU: zero inputs (entries absent from the first DMU's row) and weight bounds
+    X, Y = _data(seed, K=20, N=2, M=3)
+    X[[0, 5], 1] = 0.0
+    dmus = [0, 5, 9, 2]
+    eff = dea.efficiency(X, Y, dmus=dmus, method="multiplier")
+    np.testing.assert_allclose(
+        eff, [linprog_efficiency(X, Y, k) for k in dmus], atol=1e-7
+    )
+    L, U = np.full(3, 0.05), np.full(3, 0.5)
+    eff = dea.efficiency(X, Y, method="multiplier", weight_bounds=(L, U))
+    np.testing.assert_allclose(eff, all_efficiencies(X, Y, lower=L, upper=U), atol=1e-7)
+
+
+@pytest.mark.slow
+def test_multiplier_finishes_the_scale_unit():
+    # Issue 16: the scale unit (K = 1000, M = 100) failed with "efficiency LP not
+    # solved: time_limit" in the multiplier engine, which stacked ~40 DMUs' blocks
+    # into each LP (~175 s on an idle 2-core machine).  One persistent multiplier
+    # LP re-solved per DMU takes a few times the envelopment time.
+    X, Y = make_synthetic_frontier(1000, 1, 100, seed=0)
+    env = dea.efficiency(X, Y, method="envelopment", time_limit=150.0)
+    mult = dea.efficiency(X, Y, method="multiplier", time_limit=150.0)
+    np.testing.assert_allclose(mult, env, atol=1e-7)
+
+
 def test_column_generation_matches_linprog(seed):
     # many DMUs, few efficient: the envelopment LP must generate frontier columns
     rng = np.random.default_rng(seed)

@@ -30,8 +30,9 @@ multiplier row (2) the current weights violate (negative reduced cost of
 The result is the optimum over all of ``R`` (no violated row is left).
 
 ``build_efficiency_model`` stacks the multiplier blocks of a batch of DMUs into one
-block-diagonal LP (``method="multiplier"`` of :func:`solve_efficiencies`, kept as a
-second, independent formulation).
+block-diagonal LP; ``method="multiplier"`` of :func:`solve_efficiencies` (kept as a
+second, independent formulation) loads the block of one DMU and re-solves it for the
+next by changing only (1), (3) and the bounds (5), from the previous basis.
 
 Selection model (OSDEA / FSDEA, individual or joint), variables ``alpha^k, beta^k``
 for ``k in S``, binaries ``z_o`` (outputs) and optionally ``zt_i`` (inputs), shared by
@@ -142,7 +143,6 @@ __all__ = [
 _EFF_TOL = 1e-6
 _VIOL_TOL = 1e-9
 _COLS_PER_ROUND = 5
-_NNZ_PER_BATCH = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -597,31 +597,48 @@ def _solve_multiplier(
     weight_bounds: tuple[FloatArray, FloatArray] | None,
     config: MipConfig,
     deadline: float | None,
-    batch_size: int | None,
 ) -> EfficiencyBatch:
+    """Multiplier LPs (1)-(4), one persistent HiGHS model re-solved DMU by DMU.
+
+    From one DMU to the next only the normalisation row (3), the objective (1) and
+    the tight bounds (5) of ``beta`` change; the rows (2) of ``reference`` stay, so the
+    simplex restarts from the previous basis (the dual of what ``_solve_envelopment``
+    does, kept as a second, independent formulation).
+    """
     S = len(dmus)
     N, M = X.shape[1], Y.shape[1]
     alpha = np.zeros((S, N))
     beta = np.zeros((S, M))
-    size = batch_size or max(1, _NNZ_PER_BATCH // max(1, len(reference) * (N + M)))
-    for start in range(0, S, size):
-        idx = np.arange(start, min(S, start + size))
-        model, lay = build_efficiency_model(X, Y, dmus[idx], reference, weight_bounds)
-        cfg = MipConfig(
-            time_limit=_remaining(deadline, "DEA efficiency LPs"),
-            threads=config.threads,
-            feasibility_tol=config.feasibility_tol,
-        )
-        r = solve_model(model, cfg)
-        if r.status == SolveStatus.infeasible:
+    if S == 0:
+        return EfficiencyBatch(np.zeros(0), alpha, beta, None, reference)
+    # NOTE: one block per call used to stack ~2e6 nonzeros of blocks into one LP;
+    # at K = 1000, M = 100 that took ~45x the envelopment time and ran past its
+    # limit under load (issue 16).
+    model, lay = build_efficiency_model(X, Y, dmus[:1], reference, weight_bounds)
+    lp = PersistentLp(model, config)
+    norm_row = np.full(N, model.n_rows - 1)
+    a_cols, b_cols = lay.alpha[0], lay.beta[0]
+    lower, upper = output_beta_bounds(X, Y, dmus, weight_bounds)
+    upper = np.where(upper > 0, upper, 0.0)
+    for s, k in enumerate(dmus.tolist()):
+        if s:
+            lp.change_coefficients(norm_row, a_cols, X[k])
+            lp.change_costs(b_cols, Y[k])
+            lp.change_col_bounds(b_cols, lower[s], upper[s])
+        res = lp.solve(_remaining(deadline, "DEA efficiency LPs"))
+        if res.status in (SolveStatus.infeasible, SolveStatus.unbounded):
             raise InfeasibleProblemError(
-                f"efficiency LP infeasible for DMUs {dmus[idx][:5].tolist()} (weight "
-                "bounds incompatible with sum_o beta_o y_o^j <= sum_i alpha_i x_i^j)"
+                f"efficiency LP of DMU {k} has no feasible weights (weight bounds "
+                "incompatible with sum_o beta_o y_o^j <= sum_i alpha_i x_i^j)"
             )
-        if r.x is None or r.status != SolveStatus.optimal:
-            raise SolverError(f"efficiency LP not solved: {r.status} {r.message}")
-        alpha[idx] = r.x[lay.alpha]
-        beta[idx] = r.x[lay.beta]
+        if res.status is SolveStatus.time_limit:
+            raise SolverError("DEA efficiency LPs: time limit reached")
+        if res.status is not SolveStatus.optimal or res.x is None:
+            raise SolverError(
+                f"efficiency LP of DMU {k} not solved: {res.status} {res.message}"
+            )
+        alpha[s] = np.maximum(res.x[a_cols], 0.0)
+        beta[s] = np.clip(res.x[b_cols], lower[s], upper[s])
     eff = np.einsum("sm,sm->s", beta, Y[dmus])
     return EfficiencyBatch(np.clip(eff, 0.0, None), alpha, beta, None, reference)
 
@@ -637,7 +654,6 @@ def solve_efficiencies(
     deadline: float | None = None,
     method: str = "envelopment",
     lambdas: bool = False,
-    batch_size: int | None = None,
 ) -> EfficiencyBatch:
     """CRS input-oriented efficiencies of the DMUs ``dmus`` (LP (1)-(4) / (E)).
 
@@ -655,12 +671,10 @@ def solve_efficiencies(
     deadline : float, optional
         ``time.perf_counter()`` value by which all LPs must be solved.
     method : {"envelopment", "multiplier"}
-        Persistent envelopment LP with column generation, or block-diagonal
-        multiplier LPs of about 2e6 nonzeros each.
+        Persistent envelopment LP with column generation, or the persistent
+        multiplier LP (1)-(4) re-solved DMU by DMU.
     lambdas : bool
         Also return the envelopment intensities (envelopment only).
-    batch_size : int, optional
-        DMUs per block (multiplier only).
 
     Returns
     -------
@@ -683,9 +697,7 @@ def solve_efficiencies(
     if method == "multiplier":
         if lambdas:
             raise ValueError("lambdas=True needs method='envelopment'")
-        return _solve_multiplier(
-            X, Y, dmus, ref, weight_bounds, config, deadline, batch_size
-        )
+        return _solve_multiplier(X, Y, dmus, ref, weight_bounds, config, deadline)
     raise ValueError(f"method must be 'envelopment' or 'multiplier', got {method!r}")
 
 
