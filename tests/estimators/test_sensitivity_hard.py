@@ -187,7 +187,9 @@ def test_paired_fold_test_by_hand() -> None:
 
 def test_bad_input(overlap: tuple) -> None:
     Xtr, ytr, _, _ = overlap
-    with pytest.raises(ValueError, match="hard_fixed_side applies to scheme='diagonal'"):
+    with pytest.raises(
+        ValueError, match="hard_fixed_side applies to scheme='diagonal'"
+    ):
         SensitivitySweepSVC(scheme="box", hard_fixed_side=True).fit(Xtr, ytr)
     with pytest.raises(ValueError, match="mirror=False"):
         fit_one_at_a_time(SensitivitySweepSVC(mirror=True), Xtr, ytr)
