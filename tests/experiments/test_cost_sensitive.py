@@ -8,6 +8,8 @@ import pytest
 
 from torchsvm.config import ConfigError, load_config
 from torchsvm.experiments import run_experiment
+from torchsvm.experiments.cost_sensitive import units
+from torchsvm.experiments.csvm import settings_table
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "configs" / "cost_sensitive-tiny.toml"
@@ -25,7 +27,37 @@ def test_uncontrolled_column_and_ctrl1_never_lowers_tpr(tmp_path: Path) -> None:
     # Ctrl1 only lowers the vote threshold: held-out TPR never drops below t = 0's
     for t in ("0.50", "1.00"):
         assert fig[t]["Ctrl1"]["tpr"] >= fig["0.00"]["Ctrl1"]["tpr"]
-    assert "| 0 (none) |" in (tmp_path / "summary.md").read_text()
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| 0 (none) |" in summary
+    # the settings table next to the thesis' and the per-dataset floor verdict
+    assert "| bootstrap replicates B | >= 100 | 4 **(differs)** |" in summary
+    assert "## Did the imposed TPR hold on held-out rows?" in summary
+    for t in ("0.50", "1.00"):
+        for ctrl in ("Ctrl1", "Ctrl2"):
+            f = fig[t][ctrl]
+            assert f["held"] == (f["pooled_tpr"] >= float(t) - 1e-12)
+    assert "held" not in fig["0.00"]["Ctrl1"]
+
+
+def test_cheap_units_run_before_ctrl2() -> None:
+    cfg = load_config(
+        TINY, ["data.datasets=['breast_cancer', 'wisconsin']", "protocol.max_folds=2"]
+    )
+    keys = [u.key for u in units(cfg)]
+    first_ctrl2 = min(i for i, k in enumerate(keys) if k.endswith("/csvm"))
+    assert all(k.endswith("/csvm") for k in keys[first_ctrl2:])
+    # 2 datasets x 2 folds x (t = 0 + 2 x Ctrl1 + 2 x Ctrl2)
+    assert first_ctrl2 == 2 * 2 * 3 and len(keys) == 2 * 2 * 5
+    assert len(set(keys)) == len(keys)
+
+
+def test_settings_table_marks_departures_only() -> None:
+    thesis = {"datasets": "a, b, c", "B": ">= 100", "limit": "300 s"}
+    used = {"datasets": "c, a, b", "B": "100", "limit": "60 s"}
+    table = settings_table(thesis, used, same={"B": True})
+    assert "| datasets | a, b, c | c, a, b |" in table
+    assert "| B | >= 100 | 100 |" in table
+    assert "| limit | 300 s | 60 s **(differs)** |" in table
 
 
 def test_imposed_tpr_must_be_in_0_1() -> None:

@@ -30,9 +30,9 @@ Since ``a >= 0``, Ctrl1 never lowers ``P(+|x)``.
 Ctrl2 (``control="csvm"``): every (C, replicate) fit is the training-set constrained
 SVM S5c of SPEC S5 with the TPR floor ``target_tpr`` on the replicate's in-bag rows
 (:func:`torchsvm.estimators.csvm.fit_s5c_ensemble`, one HiGHS outer approximation per
-fit, ``mip_time_limit`` seconds each, ``n_jobs`` processes) instead of S1; the C grid is
-passed to S5c in its own convention (``C+- = C / |I+-|``, SPEC S5), and the vote
-threshold stays 0. Only the fits differ: OOB accuracies, weights, votes and intervals
+fit, ``mip_time_limit`` seconds each, ``n_jobs`` processes) instead of S1; S5c reads
+each C of the grid as S1 does (``u_i = C c_i``), so a floor the replicate's S1 fit
+already meets leaves that fit unchanged, and the vote threshold stays 0. Only the fits differ: OOB accuracies, weights, votes and intervals
 are shared with Ctrl1. A fit that hits its time limit contributes its incumbent
 (``mip_status_`` and ``mip_gap_`` say which); ``ctrl2_wall_time_`` is the seconds of
 the whole batch of MIQPs.

@@ -26,36 +26,56 @@ from typing import Any
 import numpy as np
 
 from torchsvm.config import ExperimentConfig
+from torchsvm.experiments.csvm import settings_table
 from torchsvm.experiments.report import ProtocolReport
 from torchsvm.experiments.runner import Unit, load_fold_data
 
-__all__ = ["CONTROLS", "assemble", "run_unit", "units"]
+__all__ = ["CONTROLS", "THESIS", "assemble", "run_unit", "units"]
 
 CONTROLS = ("threshold", "csvm")
 LABEL = {"threshold": "Ctrl1", "csvm": "Ctrl2"}
+#: the thesis' protocol (SPEC S2, S5; ch. 3, as issue 18 states it), shown next to the
+#: settings used
+THESIS = {
+    "datasets": "wisconsin, australian, german, absenteeism, careval, churn, housing, "
+    "srbct",
+    "rows": "all",
+    "outer CV": "10-fold stratified, all folds",
+    "kernel": "linear",
+    "bootstrap replicates B": ">= 100",
+    "C grid": "11 values, 2^-5..2^5",
+    "imposed TPR t": "none (t = 0), 0.5 to 1",
+    "Ctrl2 C convention": "as S1 (u_i = C c_i)",
+    "S5c time limit per fit": "not stated",
+}
 
 
 def units(cfg: ExperimentConfig) -> list[Unit]:
-    """One unit per (dataset, fold, imposed TPR, control); t = 0 once per fold."""
-    out = []
+    """One unit per (dataset, fold, imposed TPR, control); t = 0 once per fold.
+
+    Order (the runner runs units in this order, so a partial run holds the cheap part
+    whole): first t = 0 and Ctrl1 (one batch of S1 fits each) for every dataset and
+    fold, then Ctrl2 (up to ``R * B`` MIQPs each) dataset by dataset, fold by fold.
+    """
+    cheap, ctrl2 = [], []
     for name in cfg.data.datasets:
         for k in range(cfg.protocol.folds_run):
             if cfg.cost_sensitive.uncontrolled:
-                out.append(
+                cheap.append(
                     Unit(
                         f"{name}/fold_{k:02d}/tpr_0.00/none",
                         {"dataset": name, "fold": k, "tpr": 0.0, "control": "none"},
                     )
                 )
-            out += [
-                Unit(
-                    f"{name}/fold_{k:02d}/tpr_{t:.2f}/{control}",
-                    {"dataset": name, "fold": k, "tpr": t, "control": control},
-                )
-                for t in cfg.cost_sensitive.tprs
-                for control in CONTROLS
-            ]
-    return out
+            for control, bucket in (("threshold", cheap), ("csvm", ctrl2)):
+                bucket += [
+                    Unit(
+                        f"{name}/fold_{k:02d}/tpr_{t:.2f}/{control}",
+                        {"dataset": name, "fold": k, "tpr": t, "control": control},
+                    )
+                    for t in cfg.cost_sensitive.tprs
+                ]
+    return cheap + ctrl2
 
 
 def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
@@ -93,6 +113,8 @@ def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
         "best_C": float(m.best_C_),
         "n_train": int(y_tr.size),
         "n_test": int(y_te.size),
+        "n_pos": int(pos.sum()),
+        "n_neg": int(neg.sum()),
         "d": int(d["X_train"].shape[1]),
         "n_rows_used": int(d["keep"].size),
     }
@@ -103,6 +125,44 @@ def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
     return out
 
 
+def _settings(cfg: ExperimentConfig) -> dict[str, str]:
+    """The settings of this run, keyed as :data:`THESIS`."""
+    b = cfg.bootstrap
+    grid = np.log2(np.asarray(b.C_grid, dtype=float))
+    whole = np.allclose(grid, np.round(grid)) and np.allclose(np.diff(grid), 1.0)
+    cgrid = (
+        f"{len(grid)} values, 2^{int(grid[0])}..2^{int(grid[-1])}"
+        if whole and grid.size > 1
+        else f"{len(grid)} values {list(b.C_grid)}"
+    )
+    tprs = ", ".join(f"{t:g}" for t in cfg.cost_sensitive.tprs)
+    return {
+        "datasets": ", ".join(cfg.data.datasets),
+        "rows": "all" if cfg.data.max_rows == 0 else f"at most {cfg.data.max_rows}",
+        "outer CV": f"{cfg.protocol.n_folds}-fold stratified, "
+        + (
+            "all folds"
+            if cfg.protocol.max_folds == 0
+            else f"first {cfg.protocol.folds_run}"
+        ),
+        "kernel": b.kernel,
+        "bootstrap replicates B": f"{b.n_bootstrap}",
+        "C grid": cgrid,
+        "imposed TPR t": ("none (t = 0), " if cfg.cost_sensitive.uncontrolled else "")
+        + tprs,
+        "Ctrl2 C convention": "as S1 (u_i = C c_i)",
+        "S5c time limit per fit": f"{cfg.mip.time_limit:g} s",
+    }
+
+
+def _pooled(us: list[dict[str, Any]]) -> float:
+    """Held-out TPR pooled over folds (fold means when a unit lacks the counts)."""
+    if all("n_pos" in u for u in us):
+        n = sum(u["n_pos"] for u in us)
+        return float(sum(u["tpr"] * u["n_pos"] for u in us) / max(n, 1))
+    return float(np.mean([u["tpr"] for u in us]))
+
+
 def assemble(
     cfg: ExperimentConfig, results: dict[str, dict[str, Any]], failures: dict[str, str]
 ) -> ProtocolReport:
@@ -110,7 +170,31 @@ def assemble(
     figures: dict[str, Any] = {}
     timings: dict[str, Any] = {}
     b = cfg.bootstrap
+    used = _settings(cfg)
+    expected = units(cfg)
+    done = [u.key for u in expected if u.key in results]
     lines = [
+        "## Settings: this run next to the thesis' (SPEC S2, S5; issue 18)",
+        "",
+        settings_table(
+            THESIS,
+            used,
+            same={
+                "bootstrap replicates B": b.n_bootstrap >= 100,
+                "S5c time limit per fit": True,
+                "imposed TPR t": cfg.cost_sensitive.uncontrolled
+                and min(cfg.cost_sensitive.tprs) == 0.5
+                and max(cfg.cost_sensitive.tprs) == 1.0,
+            },
+        ),
+        "",
+        f"Units finished: {len(done)} of {len(expected)} "
+        f"({sum(k.endswith('/csvm') for k in done)} of "
+        f"{sum(u.key.endswith('/csvm') for u in expected)} Ctrl2 units); failed: "
+        f"{len(failures)}. A rerun of the same command resumes. Tables below cover the "
+        "folds finished per dataset and imposed TPR (the column `folds`), not the "
+        "whole protocol unless every fold is listed.",
+        "",
         f"Settings: kernel {b.kernel}, B = {b.n_bootstrap} bootstrap replicates (the "
         f"same draws for Ctrl1 and Ctrl2), C grid {list(b.C_grid)}, "
         f"{cfg.protocol.n_folds}-fold stratified outer CV (first "
@@ -120,35 +204,40 @@ def assemble(
         "negatives; TPR / TNR of P(+|x) >= 1/2; mean over folds. Seconds are per "
         "ensemble fit. Ctrl2's S5c fits read C as S1 does (u_i = C c_i), so both "
         "controls use the same C grid in the same sense; t = 0 is the plain bootstrap "
-        "SVM (one fit per fold, shown under both controls).",
+        "SVM (one fit per fold, shown under both controls). `held` = the held-out TPR "
+        "pooled over the finished folds reaches the imposed t (Ctrl1 imposes t on "
+        "out-of-bag votes, Ctrl2 on the in-bag rows of every replicate; neither "
+        "carries a Hoeffding margin, so held-out TPR may fall short of t by sampling "
+        "error).",
         "",
     ]
+    held_rows = []
     for name in cfg.data.datasets:
         du = {k: v for k, v in results.items() if k.startswith(f"{name}/")}
         if not du:
             continue
         first = next(iter(du.values()))
-        folds_done = sorted({int(k.split("/")[1][5:]) for k in du})
         lines += [
             f"## {name}",
             "",
-            f"Rows used {first['n_rows_used']}, features {first['d']}; folds finished: "
-            f"{folds_done}.",
+            f"Rows used {first['n_rows_used']}, features {first['d']}.",
             "",
-            "| imposed TPR | Ctrl1 MSE+ | Ctrl1 MSE- | Ctrl1 TPR / TNR | Ctrl2 MSE+ | "
-            "Ctrl2 MSE- | Ctrl2 TPR / TNR | s per ensemble fit Ctrl1 / Ctrl2 | Ctrl2 "
-            "MIQP status |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "| imposed TPR | folds Ctrl1 / Ctrl2 | Ctrl1 MSE+ | Ctrl1 MSE- | Ctrl1 TPR / "
+            "TNR | Ctrl2 MSE+ | Ctrl2 MSE- | Ctrl2 TPR / TNR | s per ensemble fit "
+            "Ctrl1 / Ctrl2 | Ctrl2 MIQP status |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         tprs = ([0.0] if cfg.cost_sensitive.uncontrolled else []) + list(
             cfg.cost_sensitive.tprs
         )
+        held: dict[str, list[str]] = {"Ctrl1": [], "Ctrl2": []}
         for t in tprs:
-            cells, secs = ["0 (none)" if t == 0 else f"{t:.2f}"], []
+            cells, secs, nf = ["0 (none)" if t == 0 else f"{t:.2f}"], [], []
             status: dict[str, int] = {}
             for control in CONTROLS:
                 suffix = f"/tpr_{t:.2f}/{'none' if t == 0 else control}"
                 us = [v for k, v in du.items() if k.endswith(suffix)]
+                nf.append(str(len(us)))
                 if not us:
                     cells += ["n/a"] * 3
                     secs.append("n/a")
@@ -159,6 +248,13 @@ def assemble(
                 }
                 fig = {k: v for k, v in mean.items() if k != "fit_s"}
                 fig["n_folds"] = len(us)
+                fig["pooled_tpr"] = _pooled(us)
+                if t > 0:
+                    fig["held"] = bool(fig["pooled_tpr"] >= t - 1e-12)
+                    held[LABEL[control]].append(
+                        f"{t:g}: {'yes' if fig['held'] else 'no'} "
+                        f"({fig['pooled_tpr']:.2f}, {len(us)} f)"
+                    )
                 figures.setdefault(name, {}).setdefault(f"{t:.2f}", {})[
                     LABEL[control]
                 ] = fig
@@ -174,12 +270,33 @@ def assemble(
                 for u in us:
                     for k, v in u.get("mip_status", {}).items():
                         status[k] = status.get(k, 0) + v
+            cells.insert(1, " / ".join(nf))
             cells.append(" / ".join(secs))
             cells.append(
                 ", ".join(f"{k} {v}" for k, v in sorted(status.items())) or "-"
             )
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
+        held_rows.append(
+            f"| {name} | {'; '.join(held['Ctrl1']) or '-'} | "
+            f"{'; '.join(held['Ctrl2']) or '-'} |"
+        )
+    if held_rows:
+        lines += [
+            "## Did the imposed TPR hold on held-out rows?",
+            "",
+            "Per imposed t: yes / no (held-out TPR pooled over the finished folds, "
+            "number of folds).",
+            "",
+            "| dataset | Ctrl1 | Ctrl2 |",
+            "|---|---|---|",
+            *held_rows,
+            "",
+        ]
+    if failures:
+        lines += ["## Failed units", ""] + [
+            f"- `{k}`: {v}" for k, v in sorted(failures.items())
+        ]
     return ProtocolReport(
         title="Cost-sensitive bootstrap probabilities: Ctrl1 vs Ctrl2 (SPEC S2, S5)",
         figures=figures,

@@ -63,6 +63,7 @@ THESIS = {
     "rows": "all",
     "outer CV": "10-fold (5-fold above 1000 rows), all folds",
     "inner CV": "10-fold over C, gamma in 2^-5..2^5 (11 x 11)",
+    "inner CV model": "the standard RBF SVM; its C, gamma for all methods",
     "k-means compression": "each class of I and J, only above 1000 rows",
     "centroids per class": "not stated",
     "Hoeffding alpha": "0.05",
@@ -74,12 +75,22 @@ TARGET_STEP = 0.025
 BIG_M = 100.0
 
 
-def settings_table(thesis: dict[str, str], used: dict[str, str]) -> str:
-    """Markdown table: each setting of the thesis next to the one used (departures marked)."""
+def settings_table(
+    thesis: dict[str, str], used: dict[str, str], same: dict[str, bool] | None = None
+) -> str:
+    """Markdown table: each setting of the thesis next to the one used (departures marked).
+
+    A setting matches when the strings are equal, or hold the same comma-separated items
+    in another order (dataset lists); ``same`` overrides the verdict per key (e.g. a
+    thesis value ">= 100", or one the thesis does not state).
+    """
     lines = ["| setting | thesis | this run |", "|---|---|---|"]
     for key, ref in thesis.items():
         val = used.get(key, "?")
-        mark = "" if val == ref else " **(differs)**"
+        ok = val == ref or sorted(val.split(", ")) == sorted(ref.split(", "))
+        if same is not None and key in same:
+            ok = same[key]
+        mark = "" if ok else " **(differs)**"
         lines.append(f"| {key} | {ref} | {val}{mark} |")
     return "\n".join(lines)
 
@@ -384,6 +395,8 @@ def _used(cfg: ExperimentConfig, folds: dict[str, tuple[int, int]]) -> dict[str,
             )
         ),
         "inner CV": f"{s.inner_folds}-fold over C, gamma in {grid} ({len(exps)} x {len(exps)})",
+        # _inner_cv: libsvm SVC per (C, gamma, fold); no MIQP inside the inner CV
+        "inner CV model": "the standard RBF SVM; its C, gamma for all methods",
         "k-means compression": f"each class of I and J, only above {s.large_rows} rows",
         "centroids per class": f"{s.max_per_class}",
         "Hoeffding alpha": "none"
