@@ -263,7 +263,8 @@ class SensitivitySweepSVC(BinaryBatchMixin, _BatchedSvmBase):
     n_fixed_at_bound_ : ndarray of shape (P,) of int
         Rows of the class held at ``C`` whose multiplier reaches ``C`` (relative
         tolerance 1e-6). Zero: the bound ``C`` is inactive and the model is also
-        the one with that class's penalty infinite (its hard margin).
+        the one with that class's penalty infinite (its hard margin). Always zero
+        in the diagonal scheme without ``hard_fixed_side`` (no upper bound there).
     alpha_ : ndarray of shape (P, n)
         Dual solution of every sweep model.
     intercept_ : ndarray of shape (P,)
@@ -433,6 +434,8 @@ class SensitivitySweepSVC(BinaryBatchMixin, _BatchedSvmBase):
         self._store(problem, solution)
         fixed_rows = np.where(y_pm[None, :] > 0, fixed_pos[:, None], fixed_neg[:, None])
         at_bound = self.alpha_ >= (1.0 - 1e-6) * float(self.C)
+        if self.scheme == "diagonal" and not self.hard_fixed_side:
+            at_bound[:] = False  # the fixed class has no upper bound (U = inf)
         self.n_fixed_at_bound_ = (fixed_rows & at_bound).sum(1).astype(int)
         self.intercept_ = self._b.copy()
         self.n_iter_ = self._n_iter
