@@ -466,3 +466,68 @@ def test_benders_cuts_are_valid_and_tight(N, seed):
         np.testing.assert_allclose(const, all_efficiencies(X, Y[:, T]), atol=1e-7)
     # the strengthened cut is never weaker at the core point
     assert np.all(strong[1].sum(1) <= pool.coef[0].sum(1) + 1e-9)
+
+
+def test_swap_bounds_bound_every_swap(seed):
+    # the vectorised bounds the local search prunes with never cut off a swap
+    from torchsvm.mip.dea import (
+        SelectionEvaluator,
+        _CutPool,
+        _singletons,
+        _swap_bounds,
+        efficient_reference,
+    )
+    from torchsvm.mip.model import MipConfig
+
+    X, Y = _data(seed, K=10, N=2, M=6)
+    prob = DeaSelectionProblem.make(X, Y, n_outputs=3)
+    cfg = MipConfig()
+    ref, full = efficient_reference(X, Y, None, cfg)
+    ev = SelectionEvaluator(prob, ref, cfg, None)
+    pool = _CutPool()
+    for T in ([0, 1, 2], [1, 4, 5], [2, 3]):
+        pool.add(Y, Y[ref], np.array(T), ev(np.array(T), lambdas=True))
+    single = _singletons(ev, pool, time.perf_counter() + 60)
+    cur = np.array([0, 2, 4])
+    for leave in cur:
+        ub = _swap_bounds(pool, single, full, cur, int(leave), 6)
+        for o in set(range(6)) - set(cur.tolist()):
+            T = sorted(set(cur.tolist()) - {int(leave)} | {o})
+            assert np.all(all_efficiencies(X, Y[:, T]) <= ub[:, o] + 1e-7)
+
+
+def test_local_search_reaches_a_swap_local_optimum(seed):
+    from torchsvm.mip.dea import (
+        SelectionEvaluator,
+        _CutPool,
+        _local_search,
+        efficient_reference,
+    )
+    from torchsvm.mip.model import MipConfig
+
+    X, Y = _data(seed + 3, K=12, N=1, M=7)
+    prob = DeaSelectionProblem.make(X, Y, n_outputs=3)
+    cfg = MipConfig()
+    ref, full = efficient_reference(X, Y, None, cfg)
+    ev = SelectionEvaluator(prob, ref, cfg, None)
+    start = np.array([0, 1, 2])
+    v0 = ev.value(start)
+    sel, v = _local_search(
+        ev, start, v0, _CutPool(), None, full, time.perf_counter() + 60, 10_000
+    )
+    assert v >= v0 - 1e-12
+    assert v == pytest.approx(all_efficiencies(X, Y[:, sel]).mean(), abs=1e-7)
+    for leave in sel:
+        for o in set(range(7)) - set(sel.tolist()):
+            T = sorted(set(sel.tolist()) - {int(leave)} | {o})
+            assert all_efficiencies(X, Y[:, T]).mean() <= v + 1e-7
+
+
+@pytest.mark.parametrize("s", range(4))
+def test_benders_with_local_search_matches_brute_force(s):
+    # greedy start + local search + Benders must still reach the optimum of all
+    # C(M, p) subsets (default mip_rel_gap 1e-4)
+    X, Y = make_synthetic_frontier(14, 1, 8, seed=s)
+    res = dea.select_features(X, Y, n_outputs=3, method="benders")
+    assert res.status == SolveStatus.optimal
+    assert res.objective == pytest.approx(brute_force(X, Y, 3), rel=1e-4, abs=1e-7)

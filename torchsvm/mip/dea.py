@@ -143,6 +143,9 @@ __all__ = [
 _EFF_TOL = 1e-6
 _VIOL_TOL = 1e-9
 _COLS_PER_ROUND = 5
+#: local search after the greedy start: budget share (of time_limit) and selections
+_LOCAL_SEARCH_SHARE = 0.5
+_LOCAL_SEARCH_EVALUATIONS = 400
 
 
 @dataclass(frozen=True)
@@ -1110,6 +1113,90 @@ def greedy_path(
     return path, values
 
 
+def _swap_bounds(
+    pool: _CutPool,
+    single: FloatArray | None,
+    e_upper: FloatArray,
+    current: NDArray,
+    leave: int,
+    M: int,
+) -> FloatArray:
+    """Upper bounds ``(S, M)`` on ``E_k(current - {leave} + {o})`` from (15)-(17)."""
+    S = len(e_upper)
+    rest = current[current != leave]
+    ub = np.broadcast_to(np.minimum(e_upper, 1.0)[:, None], (S, M)).copy()
+    if single is not None:
+        np.minimum(ub, single[:, rest].sum(axis=1, keepdims=True) + single, out=ub)
+    for const, coef in zip(pool.const, pool.coef):
+        base = const + coef[:, rest].sum(axis=1)
+        np.minimum(ub, base[:, None] + coef, out=ub)
+    return ub
+
+
+def _local_search(
+    evaluate: SelectionEvaluator,
+    start: NDArray,
+    start_value: float,
+    pool: _CutPool,
+    single: FloatArray | None,
+    e_upper: FloatArray,
+    deadline: float,
+    max_evaluations: int,
+) -> tuple[NDArray, float]:
+    """Swap local search from a selection (one output out, one in).
+
+    Each sweep bounds every swap by the cuts (15)-(17) in ``pool`` (one vectorised
+    pass) and evaluates the swaps in decreasing order of that bound until the bound
+    falls below the best value found: the best swap of the neighbourhood, with most
+    swaps pruned.  Every evaluated selection adds its cuts to ``pool`` (they also serve
+    the Benders master).  Stops at a local optimum, the deadline or after
+    ``max_evaluations`` selections.
+    """
+    prob = evaluate.problem
+    obj = prob.objective
+    M = prob.Y.shape[1]
+    Y_eval = prob.Y[prob.evaluated]
+    Y_ref = prob.Y[evaluate.reference]
+    cur, best = np.sort(np.asarray(start, dtype=np.int64)), float(start_value)
+    seen = {cur.tobytes()}
+    n_eval = 0
+    while time.perf_counter() < deadline and n_eval < max_evaluations:
+        cands: list[tuple[float, NDArray]] = []
+        for leave in cur.tolist():
+            ub = _swap_bounds(pool, single, e_upper, cur, leave, M)
+            for o in range(M):
+                if o in cur:
+                    continue
+                T = np.sort(np.append(cur[cur != leave], o))
+                if T.tobytes() in seen or not prob.constraints.admits(T):
+                    continue
+                cands.append((aggregate(ub[:, o], obj), T))
+        cands.sort(key=lambda c: -c[0])
+        step_best, step_sel = best, None
+        for bound, T in cands:
+            if bound <= step_best + 1e-12:
+                break
+            if time.perf_counter() > deadline or n_eval >= max_evaluations:
+                break
+            seen.add(T.tobytes())
+            batch = evaluate(T, lambdas=True)
+            pool.add(Y_eval, Y_ref, T, batch)
+            n_eval += 1
+            v = aggregate(batch.efficiencies, obj)
+            if obj.better(v, step_best):
+                step_best, step_sel = v, T
+        logger.info(
+            "local search: %d candidates, %d evaluated so far, best %.6g",
+            len(cands),
+            n_eval,
+            step_best,
+        )
+        if step_sel is None:
+            break
+        cur, best = step_sel, step_best
+    return cur, best
+
+
 def _greedy_inputs(
     evaluate: SelectionEvaluator, outputs: NDArray, n_inputs: int
 ) -> tuple[NDArray, float]:
@@ -1721,6 +1808,18 @@ def solve_selection(
         assert pool is not None and full_eff is not None
         single = _singletons(evaluate, pool, deadline)
         inc = None if greedy is None else (greedy[0], greedy[2])
+        if inc is not None:
+            # NOTE: a better incumbent lowers the target every master must beat.
+            inc = _local_search(
+                evaluate,
+                inc[0],
+                inc[1],
+                pool,
+                single,
+                full_eff[prob.evaluated],
+                t0 + _LOCAL_SEARCH_SHARE * time_limit,
+                _LOCAL_SEARCH_EVALUATIONS,
+            )
         exact, _, _ = _solve_benders(
             evaluate,
             inc,
