@@ -101,6 +101,38 @@ def test_report_only_runs_nothing_and_counts_pending(
     assert len(rep["figures"]["folds"]) == 2
 
 
+def test_rerun_recomputes_matching_or_older_units(
+    tiny_run: tuple[Path, float], tmp_path: Path, capsys
+) -> None:
+    out, _ = tiny_run
+    copy = tmp_path / "run"
+    shutil.copytree(out, copy)
+    units = sorted((copy / "units").rglob("*.json"))
+    recs = {p: json.loads(p.read_text()) for p in units}
+    for rec in recs.values():
+        assert rec["code"]["torchsvm"]
+        assert rec["finished_at"].endswith("+00:00")
+    key = recs[units[0]]["key"]
+    args = ["--out", str(copy), "--config", str(TINY), "--no-progress"]
+    assert main([*args, "--rerun", key]) == 0
+    rep = json.loads((copy / "report.json").read_text())
+    assert rep["meta"]["n_resumed"] == 2
+    again = json.loads(units[0].read_text())
+    assert again["finished_at"] >= recs[units[0]]["finished_at"]
+
+    # same config, same seed: the recomputed unit gives the same figures
+    def figures(rec: dict) -> dict:
+        return {k: v for k, v in rec["result"].items() if not k.startswith("seconds")}
+
+    assert figures(again) == figures(recs[units[0]])
+    assert main([*args, "--rerun-before", "1970-01-02"]) == 0
+    assert json.loads((copy / "report.json").read_text())["meta"]["n_resumed"] == 3
+    assert main([*args, "--rerun-before", "2999-01-01T00:00"]) == 0
+    assert json.loads((copy / "report.json").read_text())["meta"]["n_resumed"] == 0
+    assert main([*args, "--rerun-before", "yesterday"]) == 2
+    assert "ISO 8601" in capsys.readouterr().err
+
+
 def test_report_only_needs_a_run_folder(tmp_path: Path, capsys) -> None:
     assert main(["--report-only", "--no-progress"]) == 2
     assert "needs --out" in capsys.readouterr().err

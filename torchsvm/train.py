@@ -76,6 +76,20 @@ def _parser() -> argparse.ArgumentParser:
         help="run no unit: write the report of the units already finished in --out "
         "(the progress of a long run that is still going or was stopped)",
     )
+    p.add_argument(
+        "--rerun",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="compute finished units whose key matches GLOB again, e.g. 'australian/*' "
+        "(after a fix that changes results but not the config); repeatable",
+    )
+    p.add_argument(
+        "--rerun-before",
+        metavar="TIME",
+        help="compute finished units that finished before TIME (ISO 8601, UTC if no "
+        "offset, e.g. 2026-11-23T02:30) again",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
@@ -102,6 +116,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("--address needs --backend ray")
     if args.workers is not None and args.workers < 1:
         return _fail(f"--workers must be >= 1; got {args.workers}")
+    from torchsvm.experiments.runner import parse_time
+
+    try:
+        rerun_before = parse_time(args.rerun_before) if args.rerun_before else None
+    except ValueError as exc:
+        return _fail(f"--rerun-before: {exc}")
+    if args.report_only and (args.rerun or rerun_before):
+        return _fail("--report-only runs nothing: it cannot be combined with --rerun")
     if args.report_only:
         if not args.out:
             return _fail("--report-only needs --out, the run folder to report on")
@@ -153,6 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 progress=bar,
                 command="python -m torchsvm.train " + shlex.join(argv),
                 execute=not args.report_only,
+                rerun=args.rerun,
+                rerun_before=rerun_before,
             )
     except (
         RunFolderError,

@@ -18,7 +18,11 @@ An experiment (``ExperimentConfig.experiment``) is a protocol module with
   the report covers the units the current config names;
 - ``units/<key>.json``: each finished unit with the config fingerprint, written as soon
   as it finishes; a later run with the same config skips it (so a killed driver
-  resumes where it stopped). A unit that raises is recorded in ``failures.json`` and in
+  resumes where it stopped). Each unit file also records when it finished and the code
+  that made it (``torchsvm`` version, git commit and whether the tree had uncommitted
+  changes, where a git checkout is found). After a fix that changes results but not the
+  config, ``rerun=`` (globs over unit keys) or ``rerun_before=`` (a finish time) make
+  those units run again. A unit that raises is recorded in ``failures.json`` and in
   the report while the others finish; it is retried on the next run;
 - ``report.json`` (figures, failures, meta), ``summary.md`` and the protocol's plots.
 
@@ -31,9 +35,12 @@ one CPU per task and ``num_gpus`` per task when the device is cuda. Both call th
 
 from __future__ import annotations
 
+import datetime as _dt
+import fnmatch
 import importlib
 import logging
 import platform
+import subprocess
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -234,6 +241,64 @@ def _prepare_folder(out: Path, cfg: ExperimentConfig) -> None:
     atomic_write_text(old_path, to_toml(cfg))
 
 
+@lru_cache(maxsize=1)
+def code_version() -> dict[str, Any]:
+    """The code a unit was computed with: torchsvm version, git commit, dirty flag."""
+    import torchsvm
+
+    info: dict[str, Any] = {"torchsvm": getattr(torchsvm, "__version__", None)}
+    root = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "torchsvm"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return info
+    info["git_commit"] = commit
+    info["git_dirty"] = bool(dirty)
+    return info
+
+
+def _finished_at(record: dict[str, Any], path: Path) -> _dt.datetime:
+    stamp = record.get("finished_at")
+    if isinstance(stamp, str):
+        try:
+            return _dt.datetime.fromisoformat(stamp)
+        except ValueError:
+            pass
+    return _dt.datetime.fromtimestamp(path.stat().st_mtime, tz=_dt.UTC)
+
+
+def parse_time(text: str) -> _dt.datetime:
+    """An ISO 8601 time (``2026-11-23T02:30``, ``2026-11-23 02:30:00+00:00``); UTC if naive.
+
+    Raises
+    ------
+    ValueError
+        ``text`` is not an ISO 8601 time.
+    """
+    try:
+        t = _dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(
+            f"not an ISO 8601 time: {text!r} (e.g. 2026-11-23T02:30, UTC if no offset)"
+        ) from None
+    return t if t.tzinfo is not None else t.replace(tzinfo=_dt.UTC)
+
+
 def _run_unit_safely(cfg: ExperimentConfig, unit: Unit) -> tuple[str, Any, float]:
     """``("ok", result, seconds)`` or ``("error", one-line message, seconds)``."""
     t0 = time.perf_counter()
@@ -306,6 +371,8 @@ def run_experiment(
     progress: Callable[[int, int, str, str], None] | None = None,
     command: str | None = None,
     execute: bool = True,
+    rerun: Sequence[str] = (),
+    rerun_before: _dt.datetime | None = None,
 ) -> RunResult:
     """Run every unit of ``cfg``'s protocol (resuming finished ones) and assemble the report.
 
@@ -329,6 +396,11 @@ def run_experiment(
     execute : bool
         False: run nothing, assemble the report from the units already finished in
         ``out_dir`` (a long run's progress report; ``meta["n_pending"]`` counts the rest).
+    rerun : sequence of str
+        Globs over unit keys (``fnmatch``, e.g. ``"australian/*"``): finished units that
+        match are computed again (after a fix that changes results, not the config).
+    rerun_before : datetime, optional
+        Finished units that finished before this time are computed again.
 
     Raises
     ------
@@ -352,9 +424,19 @@ def run_experiment(
     seconds: dict[str, float] = {}
     pending: list[Unit] = []
     for u in units:
-        done = None if out is None else read_json(_unit_path(out, u.key))
+        path = None if out is None else _unit_path(out, u.key)
+        done = None if path is None else read_json(path)
+        stale = done is not None and (
+            any(fnmatch.fnmatchcase(u.key, g) for g in rerun)
+            or (
+                rerun_before is not None
+                and path is not None
+                and _finished_at(done, path) < rerun_before
+            )
+        )
         if (
             done is not None
+            and not stale
             and done.get("fingerprint") == fp
             and done.get("params") == u.params
         ):
@@ -380,6 +462,10 @@ def run_experiment(
                         "params": unit.params,
                         "fingerprint": fp,
                         "seconds": secs,
+                        "finished_at": _dt.datetime.now(_dt.UTC).isoformat(
+                            timespec="seconds"
+                        ),
+                        "code": code_version(),
                         "result": payload,
                     },
                 )
@@ -418,6 +504,7 @@ def run_experiment(
             "seconds_total": wall,
             "seconds_per_unit": {k: seconds.get(k) for k in keys},
             "command": command,
+            "code": code_version(),
             **_versions(),
         },
     }
