@@ -332,3 +332,44 @@ def test_ctrl1_with_calibration_moves_the_cutoff(data: tuple) -> None:
     np.testing.assert_array_equal(
         plain.predict(X), plain.classes_[np.argmax(plain.predict_proba(X), axis=1)]
     )
+
+
+@pytest.mark.parametrize(
+    ("kernel", "calibration"), [("linear", None), ("rbf", None), ("linear", "isotonic")]
+)
+def test_fit_targets_equals_one_fit_per_target(
+    data: tuple, kernel: str, calibration: str | None
+) -> None:
+    X, y, Xt, _ = data
+    kw = dict(
+        C_grid=[0.1, 1.0, 10.0],
+        n_bootstrap=12,
+        kernel=kernel,
+        calibration=calibration,
+        random_state=4,
+    )
+    targets = [None, 0.8, 0.95, 1.0]
+    base = BootstrapProbabilitySVC(target_tpr=0.9, **kw)
+    shared = base.fit_targets(X, y, targets)
+    assert len(shared) == len(targets)
+    thresholds = set()
+    for t, m in zip(targets, shared, strict=True):
+        ref = BootstrapProbabilitySVC(target_tpr=t, **kw).fit(X, y)
+        assert m.target_tpr == t
+        assert m.threshold_ == ref.threshold_ and m.proba_cutoff_ == ref.proba_cutoff_
+        np.testing.assert_array_equal(m.predict_proba(Xt), ref.predict_proba(Xt))
+        np.testing.assert_array_equal(m.predict(Xt), ref.predict(Xt))
+        np.testing.assert_array_equal(m.weights_, ref.weights_)
+        thresholds.add((m.threshold_, m.proba_cutoff_))
+    # the targets do move the control (else the test could not tell the copies apart)
+    assert len(thresholds) > 1
+    # self is fitted with its own target
+    ref = BootstrapProbabilitySVC(target_tpr=0.9, **kw).fit(X, y)
+    np.testing.assert_array_equal(base.predict_proba(Xt), ref.predict_proba(Xt))
+
+
+def test_fit_targets_refuses_ctrl2(data: tuple) -> None:
+    X, y, _, _ = data
+    m = BootstrapProbabilitySVC(target_tpr=0.9, control="csvm", n_bootstrap=2)
+    with pytest.raises(ValueError, match="control='threshold'"):
+        m.fit_targets(X, y, [0.5])

@@ -63,3 +63,34 @@ def test_settings_table_marks_departures_only() -> None:
 def test_imposed_tpr_must_be_in_0_1() -> None:
     with pytest.raises(ConfigError, match="cost_sensitive.tprs"):
         load_config(TINY, ["cost_sensitive.tprs=[0.0, 0.5]"])
+
+
+def test_ctrl1_units_share_one_fit_and_equal_a_fresh_fit() -> None:
+    from torchsvm.experiments import cost_sensitive as cs
+    from torchsvm.experiments.runner import Unit
+
+    cfg = load_config(TINY, ["bootstrap.n_bootstrap=6"])
+
+    def unit(t: float, control: str) -> Unit:
+        return Unit(
+            "u", {"dataset": "breast_cancer", "fold": 0, "tpr": t, "control": control}
+        )
+
+    def strip(r: dict) -> dict:
+        return {k: v for k, v in r.items() if k != "fit_s"}
+
+    # one unit of the fold fits the S1 ensemble once for t = 0 and every imposed t
+    cs._CTRL1_CACHE.clear()
+    none = cs.run_unit(cfg, unit(0.0, "none"))
+    models = cs._CTRL1_CACHE["models"]
+    assert set(models) == {None, 0.5, 1.0}
+    shared = cs.run_unit(cfg, unit(1.0, "threshold"))
+    assert cs._CTRL1_CACHE["models"] is models  # taken from the cache, no refit
+    # each equals the unit computed with an empty cache (a fit of its own)
+    cs._CTRL1_CACHE.clear()
+    assert strip(cs.run_unit(cfg, unit(1.0, "threshold"))) == strip(shared)
+    cs._CTRL1_CACHE.clear()
+    cs._CTRL1_CACHE.update(key="another fold", models={}, s=0.0)
+    assert strip(cs.run_unit(cfg, unit(0.0, "none"))) == strip(none)
+    assert shared["threshold"] != none["threshold"] or shared["tpr"] == 1.0
+    cs._CTRL1_CACHE.clear()

@@ -75,7 +75,8 @@ cutoff ``proba_cutoff_`` replaces 1/2). The raw bootstrap scores are
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+from collections.abc import Callable, Sequence
 from functools import partial
 from numbers import Integral, Real
 from typing import Any
@@ -333,6 +334,60 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         -------
         self : BootstrapProbabilitySVC
         """
+        X, y_pm, train_scores = self._fit_ensemble(X, y)
+        self._fit_votes(train_scores, y_pm)
+        return self
+
+    def fit_targets(
+        self, X: Any, y: Any, target_tprs: Sequence[float | None]
+    ) -> list[BootstrapProbabilitySVC]:
+        """Fit the ``R * B`` SVMs once and return one Ctrl1 model per target TPR.
+
+        The SVM fits, out-of-bag accuracies and weights do not depend on ``target_tpr``;
+        only the vote threshold (and, with ``calibration``, the cutoff) does. Element
+        ``k`` is therefore the model ``fit(X, y)`` gives with
+        ``target_tpr=target_tprs[k]`` (same draws, same arrays), at the cost of one fit.
+        ``self`` is fitted with its own ``target_tpr``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+        y : array-like of shape (n,)
+            Binary labels.
+        target_tprs : sequence of float or None
+            Target TPRs (None: no control).
+
+        Returns
+        -------
+        list of BootstrapProbabilitySVC
+            Fitted copies, in the order of ``target_tprs``.
+        """
+        if self.control != "threshold":
+            raise ValueError(
+                "fit_targets shares the S1 fits between targets, so it needs "
+                f"control='threshold' (Ctrl1); got control={self.control!r}"
+            )
+        X, y_pm, train_scores = self._fit_ensemble(X, y)
+        out = []
+        for t in target_tprs:
+            m = copy.deepcopy(self)
+            m.target_tpr = t
+            m._validate_params()
+            m._fit_votes(train_scores, y_pm)
+            out.append(m)
+        self._fit_votes(train_scores, y_pm)
+        return out
+
+    def _fit_votes(self, train_scores: np.ndarray, y_pm: np.ndarray) -> None:
+        """Weights, Ctrl1 threshold and calibration from the training scores."""
+        self._store_weights(train_scores, y_pm)
+        self._fit_threshold(train_scores, y_pm)
+        self._fit_calibration(y_pm)
+
+    def _fit_ensemble(
+        self, X: Any, y: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Validate, draw the replicates and fit every (C, replicate): (X, y_pm, scores)."""
         self._validate_params()
         self._device()
         if self.control == "csvm":
@@ -354,10 +409,7 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         else:
             self._csvm = None
             train_scores = self._fit_replicates(X, y_pm, self.counts_)
-        self._store_weights(train_scores, y_pm)
-        self._fit_threshold(train_scores, y_pm)
-        self._fit_calibration(y_pm)
-        return self
+        return X, y_pm, train_scores
 
     def _check_c_grid(self) -> np.ndarray:
         grid = default_c_grid() if self.C_grid is None else self.C_grid

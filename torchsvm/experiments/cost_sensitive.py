@@ -78,6 +78,39 @@ def units(cfg: ExperimentConfig) -> list[Unit]:
     return cheap + ctrl2
 
 
+#: the last (dataset, fold)'s Ctrl1 models, one per target: (key, {t: (model, seconds)})
+_CTRL1_CACHE: dict[str, Any] = {}
+
+
+def _ctrl1_models(
+    cfg: ExperimentConfig, p: dict[str, Any], X: np.ndarray, y: np.ndarray, make: Any
+) -> tuple[Any, float]:
+    """t = 0 and Ctrl1 for every imposed t from ONE fit of the R * B SVMs.
+
+    Their S1 fits do not depend on t (only the out-of-bag threshold does), so the first
+    such unit of a (dataset, fold) fits them once
+    (:meth:`~torchsvm.estimators.bootstrap.BootstrapProbabilitySVC.fit_targets`, each
+    model equal to its own fit) and the others take theirs from this cache (the runner
+    runs them one after another). Seconds: the shared fit's, i.e. one ensemble fit.
+    """
+    from torchsvm.config import config_fingerprint
+
+    key = f"{config_fingerprint(cfg)}/{p['dataset']}/{p['fold']}"
+    targets = [None, *(float(t) for t in cfg.cost_sensitive.tprs)]
+    want = None if p["control"] == "none" else float(p["tpr"])
+    if want not in targets:  # a t outside the config's list (direct call): fit it alone
+        targets.append(want)
+    if _CTRL1_CACHE.get("key") != key or want not in _CTRL1_CACHE["models"]:
+        t0 = time.perf_counter()
+        models = make(None).fit_targets(X, y, targets)
+        secs = time.perf_counter() - t0
+        _CTRL1_CACHE.clear()
+        _CTRL1_CACHE.update(
+            key=key, models=dict(zip(targets, models, strict=True)), s=secs
+        )
+    return _CTRL1_CACHE["models"][want], float(_CTRL1_CACHE["s"])
+
+
 def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
     """Fit one controlled ensemble and score it on the held-out rows."""
     from torchsvm.estimators.bootstrap import BootstrapProbabilitySVC
@@ -87,20 +120,27 @@ def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
     y_tr = np.where(np.asarray(d["y_train"]) > 0, 1, -1)
     y_te = np.where(np.asarray(d["y_test"]) > 0, 1, -1)
     b = cfg.bootstrap
-    t0 = time.perf_counter()
-    m = BootstrapProbabilitySVC(
-        C_grid=np.asarray(b.C_grid, dtype=float),
-        n_bootstrap=b.n_bootstrap,
-        accuracy_eps=b.accuracy_eps,
-        kernel=b.kernel,
-        gamma=b.gamma_value,
-        target_tpr=float(p["tpr"]) if p["control"] != "none" else None,
-        control="threshold" if p["control"] == "none" else p["control"],
-        mip_time_limit=cfg.mip.time_limit,
-        random_state=cfg.protocol.seed,
-        device=cfg.device,
-    ).fit(d["X_train"], y_tr)
-    fit_s = time.perf_counter() - t0
+
+    def make(target: float | None, control: str = "threshold") -> Any:
+        return BootstrapProbabilitySVC(
+            C_grid=np.asarray(b.C_grid, dtype=float),
+            n_bootstrap=b.n_bootstrap,
+            accuracy_eps=b.accuracy_eps,
+            kernel=b.kernel,
+            gamma=b.gamma_value,
+            target_tpr=target,
+            control=control,
+            mip_time_limit=cfg.mip.time_limit,
+            random_state=cfg.protocol.seed,
+            device=cfg.device,
+        )
+
+    if p["control"] == "csvm":
+        t0 = time.perf_counter()
+        m = make(float(p["tpr"]), "csvm").fit(d["X_train"], y_tr)
+        fit_s = time.perf_counter() - t0
+    else:
+        m, fit_s = _ctrl1_models(cfg, p, d["X_train"], y_tr, make)
     prob = m.predict_proba(d["X_test"])[:, list(m.classes_).index(1)]
     pos, neg = y_te == 1, y_te != 1
     out: dict[str, Any] = {
