@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -74,6 +75,7 @@ __all__ = [
     "csvm_start",
     "fit_s1",
     "solve_csvm",
+    "start_objective",
 ]
 
 
@@ -366,15 +368,23 @@ class CsvmStart:
     intercept: float | None
 
 
-def fit_s1(problem: CsvmProblem, tol: float = 1e-8) -> S1Fit:
+def fit_s1(
+    problem: CsvmProblem, tol: float = 1e-8, exclude: np.ndarray | None = None
+) -> S1Fit:
     """Fit S1 with the batched solver (SPEC S1, S5 warm start).
 
     One weighted SVM on the rows with a positive bound
     :func:`~torchsvm.mip.warm_start.s1_bounds` (``u_i = w_i C_{y_i} / 2`` on ``I u J``;
-    ``I`` for S5c), solved by :class:`~torchsvm.solvers.box_qp.BoxQpSolver`.
+    ``I`` for S5c), solved by :class:`~torchsvm.solvers.box_qp.BoxQpSolver`. Rows in
+    ``exclude`` (indices) take no part (bound 0).
     """
     u = s1_bounds(problem)
+    if exclude is not None and len(exclude):
+        u = u.copy()
+        u[np.asarray(exclude, dtype=np.int64)] = 0.0
     keep = np.flatnonzero(u > 0)
+    if keep.size == 0 or np.unique(problem.y[keep]).size < 2:
+        return S1Fit(np.zeros(problem.X.shape[0]), 0.0)
     prob = BatchedSvmProblem.from_bounds(
         problem.X[keep],
         problem.y[keep],
@@ -387,20 +397,31 @@ def fit_s1(problem: CsvmProblem, tol: float = 1e-8) -> S1Fit:
 
 
 def csvm_start(
-    problem: CsvmProblem, layout: CsvmLayout, s1: S1Fit | None = None
+    problem: CsvmProblem,
+    layout: CsvmLayout,
+    s1: S1Fit | None = None,
+    *,
+    deadline: float | None = None,
+    max_refits: int = 4,
 ) -> CsvmStart:
     """Sliding-b MIP start (SPEC S5 warm start), see :mod:`torchsvm.mip.warm_start`.
 
     Dual form of S5: ``mu_j <= M2 z_j`` forbids a multiplier on an anchor the slid
-    classifier leaves on the wrong side of its margin. Such multipliers are zeroed,
-    ``sum a y = 0`` is restored by scaling down the heavier class's multipliers (which
-    keeps every box), and the intercept is slid again; this repeats until no anchor
-    with ``z_j = 0`` carries a multiplier (the zeroed set only grows), so the start is
-    feasible for the MIQP.
+    classifier leaves on the wrong side of its margin. Each candidate S1 fit is made
+    feasible by zeroing such multipliers, restoring ``sum a y = 0`` by scaling down the
+    heavier class's multipliers (which keeps every box) and sliding again, until no
+    anchor with ``z_j = 0`` carries a multiplier. Where that zeroing strips many
+    multipliers the start degenerates (``b`` slid far, nearly every row one class), so
+    S1 is also refitted without the offending anchors (at most ``max_refits`` times),
+    and once on ``I`` alone (no anchor multiplier at all, always representable); the
+    candidate with the lowest MIQP objective is returned.
+
+    ``deadline`` (a :func:`time.perf_counter` value) stops the refits early; the first
+    candidate is always built.
     """
     s1 = fit_s1(problem) if s1 is None else s1
     if layout.form == "dual" and not problem.on_training:
-        return _dual_start(problem, layout, s1)
+        return _dual_start_refit(problem, layout, s1, deadline, max_refits)
     I, Fr = layout.train_idx, layout.floor_idx
     gF = scores_without_intercept(problem, s1, Fr)
     slide = slide_intercept(problem, gF, s1.intercept, margin=1.0)
@@ -425,8 +446,56 @@ def csvm_start(
     return CsvmStart(x, s1, b)
 
 
+def start_objective(problem: CsvmProblem, layout: CsvmLayout, x: np.ndarray) -> float:
+    """MIQP objective ``||w||^2 + sum_I c_i xi_i`` of a start vector (thesis scale)."""
+    w = x[layout.w]
+    return float(w @ w + problem.cost()[layout.train_idx] @ x[layout.xi])
+
+
+def _dual_start_refit(
+    problem: CsvmProblem,
+    layout: CsvmLayout,
+    s1: S1Fit,
+    deadline: float | None,
+    max_refits: int,
+) -> CsvmStart:
+    """Best feasible S5 dual-form start over S1 refits (see :func:`csvm_start`)."""
+    Fr = layout.floor_idx
+    best = _dual_start(problem, layout, s1)
+    best_obj = math.inf if best.x is None else start_objective(problem, layout, best.x)
+    excluded = np.zeros(0, dtype=np.int64)
+    fits = 0
+    cur = s1
+    while True:
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        # anchors the slid S1 leaves short of the margin while carrying a multiplier
+        gF = scores_without_intercept(problem, cur, Fr)
+        slide = slide_intercept(problem, gF, cur.intercept, margin=1.0)
+        if slide.intercept is None:
+            bad = Fr[np.abs(cur.dual_coef[Fr]) > 0]
+        else:
+            bad = Fr[~slide.satisfied & (np.abs(cur.dual_coef[Fr]) > 0)]
+        if bad.size == 0:
+            break
+        excluded = np.union1d(excluded, bad)
+        if fits >= max_refits:
+            excluded = Fr  # last resort: S1 on I alone
+        cur = fit_s1(problem, exclude=excluded)
+        fits += 1
+        cand = _dual_start(problem, layout, cur)
+        if cand.x is not None:
+            obj = start_objective(problem, layout, cand.x)
+            if obj < best_obj:
+                best, best_obj = cand, obj
+        if excluded.size == Fr.size:
+            break
+    logger.debug("CSVM dual start: %d S1 refits, objective %.6g", fits, best_obj)
+    return best
+
+
 def _dual_start(problem: CsvmProblem, layout: CsvmLayout, s1: S1Fit) -> CsvmStart:
-    """Feasible start of the S5 dual form (see :func:`csvm_start`)."""
+    """Feasible start of the S5 dual form from one S1 fit (zeroing, see :func:`csvm_start`)."""
     assert layout.L is not None and layout.a is not None
     R, I, Fr, L = layout.dual_idx, layout.train_idx, layout.floor_idx, layout.L
     yR = problem.y[R]
@@ -464,7 +533,8 @@ def _dual_start(problem: CsvmProblem, layout: CsvmLayout, s1: S1Fit) -> CsvmStar
 def _diagnose_infeasible(problem: CsvmProblem, form: str, config: MipConfig) -> str:
     """Name the floor(s) that cannot be met (each alone, then together)."""
     bad = []
-    cfg = replace(config, time_limit=max(1.0, config.time_limit / 10))
+    per = max(1e-3, config.time_limit / max(1, len(problem.floors)))
+    cfg = replace(config, time_limit=per)
     for fl in problem.floors:
         model, _, _ = build_csvm_model(problem, form, floors=(fl,))
         feas = replace(model, c=np.zeros(model.n_cols), Q=None)
@@ -520,17 +590,26 @@ def solve_csvm(
         If no feasible classifier was found within the time limit.
     """
     config = MipConfig() if config is None else config
+    t0 = time.perf_counter()
+    deadline = t0 + config.time_limit
     model, layout, factor = build_csvm_model(problem, form)
-    start = csvm_start(problem, layout, s1) if use_start else None
+    start = None
+    if use_start:
+        # the start's refits may use at most half of the limit (the first is always made)
+        start = csvm_start(problem, layout, s1, deadline=t0 + 0.5 * config.time_limit)
+    left = max(deadline - time.perf_counter(), 1e-3)
     res: MipResult = solve_convex_miqp(
         model,
-        config,
+        replace(config, time_limit=left),
         start.x if start is not None else None,
         max_rounds=max_rounds,
         factor=factor,
     )
     if res.status is SolveStatus.infeasible:
-        raise InfeasibleProblemError(_diagnose_infeasible(problem, layout.form, config))
+        left = max(deadline - time.perf_counter(), 1e-3)
+        raise InfeasibleProblemError(
+            _diagnose_infeasible(problem, layout.form, replace(config, time_limit=left))
+        )
     if res.x is None:
         raise SolverError(
             f"no feasible constrained SVM found ({res.status}: {res.message}) within "
@@ -559,7 +638,7 @@ def solve_csvm(
         objective=res.objective,
         bound=res.bound,
         mip_gap=res.mip_gap,
-        runtime=res.runtime,
+        runtime=time.perf_counter() - t0,
         n_iter=res.n_iter,
         start_feasible=res.start_feasible,
         form=layout.form,

@@ -16,9 +16,12 @@ of a dense ``Q``).
 
 Algorithm (Duran & Grossmann's outer approximation, disaggregated epigraphs):
 
-0. Continuous relaxation (integrality dropped, same QP solver): a lower bound and the first
-   cut point; infeasible relaxation => infeasible model. If a ``start`` is given its
-   integers are fixed and the QP polished to give the first incumbent and cuts.
+0. If a ``start`` is given it is the first incumbent (when feasible), and its integers
+   are fixed and the QP polished first, so that a call cut short still returns the best
+   point known. The column box gives a first finite lower bound where it can
+   (``0.5 x^T Q x >= 0``; :meth:`OuterApproximation.box_bound`). Then the continuous
+   relaxation (integrality dropped, same QP solver): a lower bound and a cut point;
+   infeasible relaxation => infeasible model.
 1. Master MILP over ``(x, r, t)``: ``min c x + sum_k t_k + offset`` with the tangent cuts
    ``t_k >= 0.5 rho_k^2 + rho_k (r_k - rho_k)`` at every cut point ``rho``; its proven
    dual bound is a lower bound ``LB``. Once an incumbent ``UB`` exists the master gets
@@ -351,6 +354,29 @@ class OuterApproximation:
                 logger.info("HiGHS QP failed too: %s", err)
         return res
 
+    def box_bound(self) -> float:
+        """Proven lower bound from the column box alone; raises ``LB`` to it.
+
+        ``0.5 x^T Q x >= 0`` (Q PSD), so ``offset + sum_j min(c_j lo_j, c_j up_j)`` bounds
+        the objective whenever it is finite (e.g. 0 for the CSVM: slack costs on
+        ``xi >= 0``). It makes the gap finite before any QP or master has finished.
+        """
+        m = self.model
+        c = np.asarray(m.c, dtype=np.float64)
+        nz = c != 0
+        with np.errstate(invalid="ignore"):
+            lo = np.where(nz, c * m.col_lower, 0.0)
+            up = np.where(nz, c * m.col_upper, 0.0)
+        terms = np.minimum(lo, up)
+        val = (
+            float(m.offset) + float(terms.sum())
+            if np.all(np.isfinite(terms))
+            else -math.inf
+        )
+        if math.isfinite(val):
+            self.lb = max(self.lb, val)
+        return val
+
     def relax(self) -> MipResult:
         """Step 0: continuous relaxation; sets ``LB`` and adds its cut point."""
         res = self.qp(None, self.remaining())
@@ -444,8 +470,17 @@ class OuterApproximation:
     # ------------------------------------------------------------------ loop
     def run(self, start: np.ndarray | None = None) -> MipResult:
         """Run the outer approximation to the gap, the time limit or ``max_rounds``."""
+        self.box_bound()
+        polished = False
         if start is not None:
             self.set_start(start)
+            if np.shape(start) == (self.model.n_cols,) and np.all(np.isfinite(start)):
+                # polish the start before the relaxation: a good incumbent first, so
+                # that a call cut short by its limit still returns it
+                self.polish(np.asarray(start, dtype=np.float64)[self.integ])
+                polished = True
+            if self.remaining() <= 0:
+                return self.timed_out("time limit while polishing the start")
         relax = self.relax()
         if relax.status is SolveStatus.infeasible:
             self.best_x, self.lb = None, math.inf
@@ -458,7 +493,8 @@ class OuterApproximation:
         if relax.status is SolveStatus.time_limit:
             return self.timed_out("time limit in the continuous relaxation")
         if (
-            start is not None
+            not polished
+            and start is not None
             and np.shape(start) == (self.model.n_cols,)
             and np.all(np.isfinite(start))
         ):

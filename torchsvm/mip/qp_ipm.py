@@ -208,6 +208,32 @@ def _solve_qp_ipm(
         return out
 
     hh = np.concatenate([h, hb])
+    # Structure of the Newton system: columns that no inequality row touches and that
+    # H couples to nothing else ("isolated", e.g. the CSVM kernel form's multipliers,
+    # which appear only in equality rows and bounds) have a diagonal block in
+    # K = H + G^T D G; they are eliminated, so each iteration factors a system of
+    # (kept columns + equality rows) instead of (all columns + equality rows), and
+    # G^T D G is formed only over the columns G touches.
+    g_touch = np.any(G != 0, axis=0) if G.size else np.zeros(nf, dtype=bool)
+    H_off = H - np.diag(np.diag(H))
+    h_touch = np.any(H_off != 0, axis=0)
+    bounded = np.zeros(nf, dtype=bool)
+    bounded[bidx] = True
+    iso = ~g_touch & ~h_touch & (bounded | (np.diag(H) > 0))
+    if not mE:
+        iso[:] = False
+    iso_cols = np.flatnonzero(iso)
+    dcols = np.flatnonzero(~iso)
+    nd = dcols.size
+    pos_d = np.full(nf, -1)
+    pos_d[dcols] = np.arange(nd)
+    gcols = np.flatnonzero(g_touch)
+    g_in_d = pos_d[gcols]
+    Gc = G[:, gcols]
+    Hd = H[np.ix_(dcols, dcols)]
+    h_iso = np.diag(H)[iso_cols].copy()
+    AE_d = AE[:, dcols]
+    AE_i = AE[:, iso_cols]
     x = np.zeros(nf)
     if bl.size:
         x[bl] = np.maximum(x[bl], lo_f[bl])
@@ -258,11 +284,20 @@ def _solve_qp_ipm(
                 status = SolveStatus.optimal
             break
         D = lam / s
-        K = H + (G.T * D[:mG]) @ G
         diag = np.zeros(nf)
         np.add.at(diag, bidx, D[mG:])
-        K[np.diag_indices(nf)] += diag + 1e-11 * (1.0 + np.abs(np.diag(K)))
-        KKT = np.block([[K, AE.T], [AE, np.zeros((mE, mE))]]) if mE else K
+        # K restricted to the kept columns: H + G^T D G over the columns G touches
+        Kd = Hd.copy()
+        Kd[np.ix_(g_in_d, g_in_d)] += (Gc.T * D[:mG]) @ Gc
+        kdiag = np.diag(Kd).copy()
+        Kd[np.diag_indices(nd)] += diag[dcols] + 1e-11 * (1.0 + np.abs(kdiag))
+        dg = h_iso + diag[iso_cols]
+        dg = dg + 1e-11 * (1.0 + np.abs(h_iso))
+        if mE:
+            S = (AE_i / dg) @ AE_i.T if iso_cols.size else np.zeros((mE, mE))
+            KKT = np.block([[Kd, AE_d.T], [AE_d, -S]])
+        else:
+            KKT = Kd
         try:
             lu = scipy.linalg.lu_factor(KKT, check_finite=False)
         except (ValueError, np.linalg.LinAlgError):
@@ -273,17 +308,26 @@ def _solve_qp_ipm(
             D: np.ndarray = D,
             lu: tuple = lu,
             KKT: np.ndarray = KKT,
+            dg: np.ndarray = dg,
             rd: np.ndarray = rd,
             rp: np.ndarray = rp,
             re: np.ndarray = re,
             s: np.ndarray = s,
         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             rhs_x = -rd - gtv(D * rp - rc / s)
-            rhs = np.concatenate([rhs_x, -re]) if mE else rhs_x
+            r_d, r_i = rhs_x[dcols], rhs_x[iso_cols]
+            if mE:
+                rhs = np.concatenate([r_d, -re - AE_i @ (r_i / dg)])
+            else:
+                rhs = r_d
             sol = scipy.linalg.lu_solve(lu, rhs, check_finite=False)
             sol += scipy.linalg.lu_solve(lu, rhs - KKT @ sol, check_finite=False)
-            dx = sol[:nf]
-            return dx, D * (gx(dx) + rp) - rc / s, sol[nf:]
+            dx = np.empty(nf)
+            dx[dcols] = sol[:nd]
+            dn = sol[nd:]
+            if iso_cols.size:
+                dx[iso_cols] = (r_i - (AE_i.T @ dn if mE else 0.0)) / dg
+            return dx, D * (gx(dx) + rp) - rc / s, dn
 
         rc = s * lam
         dx, dl, dn = newton(rc)
