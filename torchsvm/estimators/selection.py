@@ -15,6 +15,8 @@ restricted to the selected features, solved in the dual by the batched box-QP so
 from __future__ import annotations
 
 import time
+import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 from typing import Any
 
@@ -33,8 +35,10 @@ from torchsvm.estimators._base import (
     encode_binary,
 )
 from torchsvm.estimators.svc import WeightedSVC
+from torchsvm.exceptions import ConvergenceWarning, SolverError
 from torchsvm.kernels import resolve_gamma
 from torchsvm.mip.feature_selection import (
+    FeatureSelectionResult,
     kernel_upper_bounds,
     solve_cardinality_svm,
     solve_feature_selection,
@@ -241,14 +245,20 @@ class CostSensitiveFeatureSelector(BinaryClassifierMixin, SelectorMixin, BaseEst
         )
         X, y, y_pm = X[keep], y[keep], y_pm[keep]
         costs = None if self.feature_costs is None else np.asarray(self.feature_costs)
-        config = MipConfig(
-            time_limit=float(self.time_limit), mip_rel_gap=float(self.mip_rel_gap)
-        )
+        # One deadline for the whole fit (SPEC S6; PLAN "time_limit bounds the WHOLE
+        # call"): the warm-start SVM, (P1) with its heuristics, and the final SVM.
+        # (P1) may use the limit less a 10 % reserve for the final SVM.
+        limit = float(self.time_limit)
         t0 = time.perf_counter()
+        deadline = t0 + limit
         warm = WeightedSVC(kernel="linear", C=self.C, device=self.device).fit(
             X, y_pm, sample_weight=sw
         )
         t1 = time.perf_counter()
+        config = MipConfig(
+            time_limit=max(1e-3, deadline - 0.1 * limit - t1),
+            mip_rel_gap=float(self.mip_rel_gap),
+        )
         sel = solve_feature_selection(
             X,
             y_pm,
@@ -270,7 +280,12 @@ class CostSensitiveFeatureSelector(BinaryClassifierMixin, SelectorMixin, BaseEst
         self.status_ = sel.status.value
         self.mip_gap_ = sel.mip_gap
         self.start_feasible_ = sel.result.start_feasible
-        self.estimator_ = self._fit_svm(X, y, y_pm, sel.support, sel.z, sw, config)
+        svm_config = replace(
+            config, time_limit=max(1e-3, deadline - time.perf_counter())
+        )
+        self.estimator_ = self._fit_svm(
+            X, y, y_pm, sel.support, sel.z, sw, svm_config, sel
+        )
         self.solve_time_ = {
             "warm_start": t1 - t0,
             "milp": t2 - t1,
@@ -287,6 +302,7 @@ class CostSensitiveFeatureSelector(BinaryClassifierMixin, SelectorMixin, BaseEst
         z: np.ndarray,
         sw: np.ndarray | None,
         config: MipConfig,
+        sel: FeatureSelectionResult | None = None,
     ) -> Any:
         if self.kernel == "rbf" and support.any():
             u = kernel_upper_bounds(z, self.C, self.big_m, sample_weight=sw)
@@ -295,9 +311,22 @@ class CostSensitiveFeatureSelector(BinaryClassifierMixin, SelectorMixin, BaseEst
                 kernel="rbf", C=self.C, gamma=gamma, device=self.device
             ).fit(X[:, support], y, sample_weight=u / float(self.C))
         # NOTE: with no feature selected both kernels reduce to a constant score.
-        w, b, _ = solve_sparse_linear_svm(
-            X, y_pm, support, z, self.C, self.big_m, config, sample_weight=sw
-        )
+        try:
+            w, b, _ = solve_sparse_linear_svm(
+                X, y_pm, support, z, self.C, self.big_m, config, sample_weight=sw
+            )
+        except SolverError as err:
+            if sel is None:
+                raise
+            # (P2) did not finish (time left, or the QP solvers failed): keep (P1)'s
+            # own classifier, which meets both floors on the selected features
+            warnings.warn(
+                f"(P2) not solved ({err}); the classifier is (P1)'s separating "
+                "direction on the selected features, not the max-margin SVM",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+            w, b = sel.w, sel.b
         return _LinearOnSupport(w[support], b, self.classes_).fit()
 
     def _get_support_mask(self) -> np.ndarray:

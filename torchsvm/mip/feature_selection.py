@@ -634,7 +634,14 @@ class _SubsetSearch:
                     ):
                         continue  # new incumbent: the open set shrinks
             if not settled:
-                res = self._restricted(M)
+                try:
+                    res = self._restricted(M)
+                except SolverError as err:
+                    logger.info("subset MILP failed: %s", err)
+                    lb = float(cost[open_].min())
+                    return self._result(
+                        SolveStatus.time_limit, lb, f"subset MILP failed: {err}"
+                    )
                 if res.status is SolveStatus.infeasible:
                     proofs.append((M, math.inf))
                 elif res.x is not None:
@@ -675,9 +682,17 @@ class _SubsetSearch:
             self.msgs.append("no single feature suffices: sum delta >= 2")
         cfg = replace(self.config, time_limit=max(1e-3, self.remaining()))
         self.n_milps += 1
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SolverTimeLimitWarning)
-            res = solve_model(model, cfg, start=self.best_x)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SolverTimeLimitWarning)
+                res = solve_model(model, cfg, start=self.best_x)
+        except SolverError as err:
+            # HiGHS failed without an answer: the heuristic incumbent (if any) stands,
+            # with the only bound proven so far (0)
+            logger.info("full (P1) MILP failed: %s", err)
+            return self._result(
+                SolveStatus.time_limit, 0.0, f"full (P1) MILP failed: {err}"
+            )
         if res.status is SolveStatus.infeasible:
             return self._result(SolveStatus.infeasible, math.inf, "(P1) infeasible")
         if res.x is not None:
@@ -817,7 +832,25 @@ def solve_sparse_linear_svm(
         col_upper=np.concatenate([np.full(s + 1, np.inf), float(big_m) * (~z)]),
         Q=Q,
     )
-    res = solve_model(model, config)
+    try:
+        res = solve_model(model, config)
+    except SolverError as err:
+        # HiGHS's QP and the interior point both failed (numerically troubled, or
+        # out of time): the SVM dual is exact whenever its check passes
+        fast = _p2_by_dual(X[:, S], y, v, z, float(C), float(big_m)) if s else None
+        if fast is None:
+            raise SolverError(
+                f"(P2) on {s} features could not be solved: {err}"
+            ) from err
+        w_s, b_fast, res_fast = fast
+        w = np.zeros(d)
+        w[S] = w_s
+        return w, b_fast, res_fast
+    if res.x is None and res.status is not SolveStatus.infeasible:
+        raise SolverError(
+            f"(P2) on {s} features stopped without a solution ({res.status.value}: "
+            f"{res.message})"
+        )
     if res.x is None:
         raise InfeasibleProblemError(
             f"(P2) is infeasible: the {int(z.sum())} rows with z=1 cannot all keep "

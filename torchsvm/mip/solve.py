@@ -62,6 +62,7 @@ def solve_model(
     model = validate_model(model)
     if model.has_integers and model.Q is not None:
         return solve_convex_miqp(model, config, start)
+    t_call = time.perf_counter()
     try:
         return solve_highs(model, config, start=start)
     except SolverError:
@@ -78,7 +79,11 @@ def solve_model(
             m = replace(
                 model, c=-model.c, Q=-model.Q, offset=-model.offset, sense="min"
             )
-        res = solve_qp_ipm(m, time_limit=config.time_limit)
+        # the fallback gets what is left of the call's limit, not a second one
+        left = config.time_limit - (time.perf_counter() - t_call)
+        if left <= 0:
+            raise
+        res = solve_qp_ipm(m, time_limit=left)
         if res.status is not SolveStatus.optimal:
             raise
         if flip:

@@ -121,7 +121,7 @@ def fit_subsets(
     class_ratios: tuple[float, ...] = (1.0,),
     C: float = 1.0,
     iterations: int = 4,
-    max_rows: int = 20_000,
+    max_rows: int = 4_000,
     deadline: float | None = None,
 ) -> np.ndarray:
     """Linear SVM directions for every subset (rows of ``subsets``), one batch.
@@ -142,10 +142,14 @@ def fit_subsets(
     iterations : int
         Fits per problem (the batch is solved ``iterations`` times).
     max_rows : int
-        Stacked rows per batch; larger requests are split into several batches.
+        Stacked rows per batch; larger requests are split into several batches. Each
+        problem of a batch spans all its stacked rows (zero bounds off its own block),
+        so a batch costs about (subsets per batch)^2: small batches are cheaper in
+        total and let the deadline stop the work between them.
     deadline : float, optional
-        ``time.perf_counter()`` value after which no further batch is started
-        (directions not fitted stay zero).
+        ``time.perf_counter()`` value after which no further batch is started, nor
+        one whose predicted time (the last solve's) would end past it (directions
+        not fitted stay zero).
 
     Returns
     -------
@@ -160,6 +164,7 @@ def fit_subsets(
     nsub = max(1, max_rows // max(1, n))
     solver = BoxQpSolver(SolverConfig(tol=1e-6))
     ratio = np.asarray(class_ratios, dtype=np.float64)
+    last = 0.0  # seconds of the last batch solve (predicts the next one)
     for s in range(0, subsets.shape[0], nsub):
         idx = np.arange(s, min(subsets.shape[0], s + nsub))
         P = idx.size
@@ -168,7 +173,7 @@ def fit_subsets(
         base = C * v[None, :] * np.where(y[None, :] > 0, ratio[:, None], 1.0)  # (R, n)
         row_w = np.ones((P * R, n))
         for it in range(iterations):
-            if deadline is not None and time.perf_counter() > deadline:
+            if deadline is not None and time.perf_counter() + last > deadline:
                 break
             U = np.zeros((P * R, n * P))
             for a in range(P):
@@ -180,7 +185,9 @@ def fit_subsets(
             except DataError as err:  # pragma: no cover - validated inputs
                 logger.info("subset batch skipped: %s", err)
                 break
+            t_solve = time.perf_counter()
             sol = solver(prob)
+            last = time.perf_counter() - t_solve
             coef = sol.alpha.detach().cpu().numpy() * yb[None, :]
             W = coef @ Xb  # (P*R, d)
             for a, p in enumerate(idx):
