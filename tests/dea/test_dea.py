@@ -531,3 +531,53 @@ def test_benders_with_local_search_matches_brute_force(s):
     res = dea.select_features(X, Y, n_outputs=3, method="benders")
     assert res.status == SolveStatus.optimal
     assert res.objective == pytest.approx(brute_force(X, Y, 3), rel=1e-4, abs=1e-7)
+
+
+@pytest.mark.parametrize("N", [1, 2])
+def test_relaxation_cuts_are_valid_and_tight_at_the_fractional_point(N, seed):
+    # cut of a fractional z: equals the LP relaxation of (5) at z (linprog with
+    # beta_o <= z_o / y_o^k) and bounds E_k(S) for every binary selection S
+    from torchsvm.mip.dea import (
+        SelectionEvaluator,
+        _relaxation_cuts,
+        efficient_reference,
+    )
+    from torchsvm.mip.model import MipConfig
+
+    X, Y = _data(seed, K=9, N=N, M=5)
+    prob = DeaSelectionProblem.make(X, Y, n_outputs=2)
+    cfg = MipConfig()
+    ref, _ = efficient_reference(X, Y, None, cfg)
+    ev = SelectionEvaluator(prob, ref, cfg, None)
+    zf = np.array([0.7, 0.1, 0.5, 0.0, 0.7])
+    ks, const, coef = _relaxation_cuts(ev, zf, np.arange(9), time.perf_counter() + 60)
+    assert ks.tolist() == list(range(9))
+    for k in range(9):
+        yk = Y[k]
+        upper = np.where(yk > 0, zf / np.where(yk > 0, yk, 1.0), 0.0)
+        relaxed = linprog_efficiency(X, Y, k, upper=upper)
+        assert const[k] + coef[k] @ zf == pytest.approx(relaxed, abs=1e-7)
+    for r in range(1, 6):
+        for S in itertools.combinations(range(5), r):
+            z = np.zeros(5)
+            z[list(S)] = 1.0
+            eff = all_efficiencies(X, Y[:, list(S)])
+            assert np.all(eff <= const + coef @ z + 1e-7)
+
+
+def test_root_rounds_bound_the_optimum(seed):
+    # the Kelley rounds' LP bound is an upper bound on v(p) (brute force) and no
+    # weaker than the cut-free master (the full-model mean efficiency)
+    from torchsvm.mip.dea import SelectionEvaluator, _root_rounds, efficient_reference
+    from torchsvm.mip.model import MipConfig
+
+    X, Y = make_synthetic_frontier(12, 1, 7, seed=seed)
+    prob = DeaSelectionProblem.make(X, Y, n_outputs=2)
+    cfg = MipConfig()
+    ref, full = efficient_reference(X, Y, None, cfg)
+    ev = SelectionEvaluator(prob, ref, cfg, None)
+    rows: list = []
+    bound = _root_rounds(ev, rows, None, full, cfg, time.perf_counter() + 60)
+    assert rows, "the full-efficiency point violates some relaxation cut"
+    assert brute_force(X, Y, 2) <= bound + 1e-7
+    assert bound <= full.mean() + 1e-9
