@@ -370,6 +370,8 @@ class ImpliedSettings:
     """SPEC S3: the german tutorial split and the CV comparison on ``data.datasets``.
 
     ``german_rows``: the first rows of german (numeric) train, the last as many test.
+    ``n_splits``: repeated german splits of german_rows / german_rows (split 0 the
+    tutorial's).
     """
 
     C: float = 10.0
@@ -377,12 +379,15 @@ class ImpliedSettings:
     n_models: int = 201
     german_scale: str = "none"
     german_rows: int = 500
+    n_splits: int = 20
 
     def __post_init__(self) -> None:
         _positive(self.C, "implied.C")
         _positive(self.gamma, "implied.gamma")
         if self.n_models < 3:
             raise ConfigError(f"implied.n_models must be >= 3; got {self.n_models}")
+        if self.n_splits < 0:
+            raise ConfigError(f"implied.n_splits must be >= 0; got {self.n_splits}")
         if self.german_rows < 10:
             raise ConfigError(
                 f"implied.german_rows must be >= 10; got {self.german_rows}"
@@ -395,14 +400,19 @@ class ImpliedSettings:
 
 @dataclass(frozen=True)
 class SensitivitySettings:
-    """SPEC S1 / S1b: C+ = C * 2^k, ``n_grid`` values of k in [-span, span]."""
+    """SPEC S1 / S1b: C+ = C * 2^k, ``n_grid`` values of k in [-span, span].
+
+    ``C_large``: C- of the hard-negative sweeps (the paper's C- = infinity).
+    """
 
     C: float = 1.0
     n_grid: int = 33
     span: float = 8.0
+    C_large: float = 1e4
 
     def __post_init__(self) -> None:
         _positive(self.C, "sensitivity.C")
+        _positive(self.C_large, "sensitivity.C_large")
         _positive(self.span, "sensitivity.span")
         if self.n_grid < 2:
             raise ConfigError(f"sensitivity.n_grid must be >= 2; got {self.n_grid}")
