@@ -94,3 +94,53 @@ def test_ctrl1_units_share_one_fit_and_equal_a_fresh_fit() -> None:
     assert strip(cs.run_unit(cfg, unit(0.0, "none"))) == strip(none)
     assert shared["threshold"] != none["threshold"] or shared["tpr"] == 1.0
     cs._CTRL1_CACHE.clear()
+
+
+@pytest.mark.slow
+def test_ctrl2_workload_counts_the_fits_that_solve_a_miqp(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import numpy as np
+
+    import torchsvm.estimators.csvm as est_csvm
+    from torchsvm.estimators.bootstrap import BootstrapProbabilitySVC
+    from torchsvm.experiments.cost_sensitive import ctrl2_workload
+    from torchsvm.experiments.runner import load_fold_data
+
+    cfg = load_config(
+        TINY,
+        [
+            "bootstrap.C_grid=[0.03125, 1.0]",
+            "bootstrap.n_bootstrap=5",
+            "cost_sensitive.tprs=[0.5, 0.95, 1.0]",
+        ],
+    )
+    w = ctrl2_workload(cfg, "breast_cancer")
+    assert w["fits"] == 10 and set(w["miqps"]) == {"0.50", "0.95", "1.00"}
+    # oracle: the calls Ctrl2 makes to the MIP engine (a replicate whose S1 meets the
+    # floor is returned without one)
+    calls = []
+    real = est_csvm.solve_csvm
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(est_csvm, "solve_csvm", counting)
+    d = load_fold_data(cfg, "breast_cancer", 0)
+    y = np.where(np.asarray(d["y_train"]) > 0, 1, -1)
+    solved = {}
+    for t in (0.5, 0.95, 1.0):
+        calls.clear()
+        BootstrapProbabilitySVC(
+            C_grid=[0.03125, 1.0],
+            n_bootstrap=5,
+            target_tpr=t,
+            control="csvm",
+            mip_time_limit=10.0,
+            random_state=cfg.protocol.seed,
+        ).fit(d["X_train"], y)
+        solved[f"{t:.2f}"] = len(calls)
+    assert w["miqps"] == solved
+    # the case holds fits with and without a MIQP (else the count could not be wrong)
+    assert solved["0.50"] < solved["1.00"]

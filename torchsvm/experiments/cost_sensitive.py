@@ -30,7 +30,7 @@ from torchsvm.experiments.csvm import settings_table
 from torchsvm.experiments.report import ProtocolReport
 from torchsvm.experiments.runner import Unit, load_fold_data
 
-__all__ = ["CONTROLS", "THESIS", "assemble", "run_unit", "units"]
+__all__ = ["CONTROLS", "THESIS", "assemble", "ctrl2_workload", "run_unit", "units"]
 
 CONTROLS = ("threshold", "csvm")
 LABEL = {"threshold": "Ctrl1", "csvm": "Ctrl2"}
@@ -163,6 +163,48 @@ def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
         out["mip_status"] = {s: st.count(s) for s in sorted(set(st))}
         out["mip_gap_max"] = float(np.max(m.mip_gap_))
     return out
+
+
+def ctrl2_workload(
+    cfg: ExperimentConfig, dataset: str, fold: int = 0
+) -> dict[str, Any]:
+    """How many of Ctrl2's ``R * B`` S5c fits need a MIQP, per imposed t, on one fold.
+
+    A replicate's S5c fit is its S1 fit when that fit already meets the floor in S5c's
+    sense (a positive counts when ``y_i f(x_i) >= 1``, weighted by its draw count;
+    :func:`torchsvm.estimators.csvm.fit_s5c_ensemble`); only the others solve a MIQP of
+    up to ``mip.time_limit`` seconds. The S1 fits are the bootstrap SVM's (same draws),
+    so this costs one ensemble fit and bounds the Ctrl2 cost of the fold from the count.
+    """
+    from torchsvm.estimators.bootstrap import BootstrapProbabilitySVC
+
+    d = load_fold_data(cfg, dataset, fold)
+    y = np.where(np.asarray(d["y_train"]) > 0, 1, -1)
+    b = cfg.bootstrap
+    m = BootstrapProbabilitySVC(
+        C_grid=np.asarray(b.C_grid, dtype=float),
+        n_bootstrap=b.n_bootstrap,
+        kernel=b.kernel,
+        gamma=b.gamma_value,
+        random_state=cfg.protocol.seed,
+        device=cfg.device,
+    )
+    t0 = time.perf_counter()
+    _, y_pm, scores = m._fit_ensemble(d["X_train"], y)  # (R, B, n), the S1 fits
+    secs = time.perf_counter() - t0
+    w = m.counts_ * (y_pm > 0)[None, :]  # (B, n): in-bag weight of each positive
+    met = (y_pm * scores) >= 1.0 - 1e-7  # S5c's z_i = 1 (tolerance as its S1 check)
+    rate = (met * w[None]).sum(2) / w.sum(1)[None, :]  # (R, B) weighted in-bag TPR
+    return {
+        "dataset": dataset,
+        "fold": fold,
+        "n_train": int(y.size),
+        "fits": int(rate.size),
+        "s1_ensemble_seconds": secs,
+        "miqps": {
+            f"{t:.2f}": int(np.sum(rate < t - 1e-12)) for t in cfg.cost_sensitive.tprs
+        },
+    }
 
 
 def _settings(cfg: ExperimentConfig) -> dict[str, str]:
