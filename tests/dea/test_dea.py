@@ -577,7 +577,17 @@ def test_root_rounds_bound_the_optimum(seed):
     ref, full = efficient_reference(X, Y, None, cfg)
     ev = SelectionEvaluator(prob, ref, cfg, None)
     rows: list = []
-    bound = _root_rounds(ev, rows, None, full, cfg, time.perf_counter() + 60)
+    bound, zf = _root_rounds(ev, rows, None, full, cfg, time.perf_counter() + 60)
     assert rows, "the full-efficiency point violates some relaxation cut"
     assert brute_force(X, Y, 2) <= bound + 1e-7
     assert bound <= full.mean() + 1e-9
+    assert zf is not None and zf.sum() == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("s", range(2))
+def test_benders_without_greedy_matches_brute_force(s):
+    # no greedy start: the rounded root LP and its local search give the incumbent
+    X, Y = make_synthetic_frontier(14, 1, 8, seed=s)
+    res = dea.select_features(X, Y, n_outputs=3, warm_start=None, method="benders")
+    assert res.status == SolveStatus.optimal
+    assert res.objective == pytest.approx(brute_force(X, Y, 3), rel=1e-4, abs=1e-7)

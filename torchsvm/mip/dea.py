@@ -147,6 +147,8 @@ _COLS_PER_ROUND = 5
 #: local search after the greedy start: budget share (of time_limit) and selections
 _LOCAL_SEARCH_SHARE = 0.5
 _LOCAL_SEARCH_EVALUATIONS = 400
+#: the singleton rows (16) are skipped when their LPs are not done by this share
+_SINGLETON_SHARE = 0.2
 #: Kelley rounds on the master's LP relaxation: budget share (of what is left), rounds,
 #: violation threshold
 _ROOT_SHARE = 0.3
@@ -1477,8 +1479,10 @@ def _root_rounds(
     e_upper: FloatArray,
     config: MipConfig,
     deadline: float,
-) -> float:
-    """Kelley rounds on the master's LP relaxation; appends cuts, returns its bound.
+) -> tuple[float, FloatArray | None]:
+    """Kelley rounds on the master's LP relaxation; appends cuts.
+
+    Returns the LP bound and the last fractional ``z`` (``None`` if no LP was solved).
 
     Solve the master with ``z`` relaxed to ``[0, 1]``, add the cuts of
     :func:`_relaxation_cuts` that its fractional point violates, repeat until none is
@@ -1488,6 +1492,7 @@ def _root_rounds(
     """
     prob = evaluate.problem
     bound = math.inf
+    zf = None
     for rnd in range(_ROOT_ROUNDS):
         left = deadline - time.perf_counter()
         if left <= 0:
@@ -1519,7 +1524,7 @@ def _root_rounds(
         if not viol.any():
             break
         cut_rows.append((ks[viol], const[viol], coef[viol]))
-    return bound
+    return bound, zf
 
 
 def _solve_benders(
@@ -1534,6 +1539,8 @@ def _solve_benders(
     """Benders loop (15)-(17); returns the best selection, its value, and the bound."""
     prob = evaluate.problem
     obj = prob.objective
+    Y_eval = prob.Y[prob.evaluated]
+    Y_ref = prob.Y[evaluate.reference]
     pool_const = np.stack(pool.const) if pool.const else np.zeros((0, len(e_upper)))
     pool_coef = (
         np.stack(pool.coef)
@@ -1548,7 +1555,7 @@ def _solve_benders(
     status = SolveStatus.time_limit
     n_iter = n_cuts = 0
     seen: set[bytes] = set()
-    bound = _root_rounds(
+    bound, zf = _root_rounds(
         evaluate,
         cut_rows,
         single,
@@ -1556,6 +1563,40 @@ def _solve_benders(
         config,
         time.perf_counter() + _ROOT_SHARE * max(0.0, deadline - time.perf_counter()),
     )
+    if zf is not None:
+        # NOTE: the largest p of the fractional root z is a start where the greedy did
+        # not finish (large K); a local search from it if it beats the incumbent.
+        rounded = _round_fractional(prob, zf)
+        if rounded is not None and time.perf_counter() < deadline:
+            try:
+                batch = evaluate(rounded, lambdas=True)
+            except SolverError:
+                batch = None
+            if batch is not None:
+                pool.add(Y_eval, Y_ref, rounded, batch)
+                v = aggregate(batch.efficiencies, obj)
+                if best_out is None or obj.better(v, best_val):
+                    ls_deadline = time.perf_counter() + _LOCAL_SEARCH_SHARE * max(
+                        0.0, deadline - time.perf_counter()
+                    )
+                    best_out, best_val = _local_search(
+                        evaluate,
+                        rounded,
+                        v,
+                        pool,
+                        single,
+                        e_upper,
+                        ls_deadline,
+                        _LOCAL_SEARCH_EVALUATIONS,
+                    )
+                    logger.info("benders: start from the rounded root %.6g", best_val)
+        pool_const = np.stack(pool.const) if pool.const else np.zeros((0, len(e_upper)))
+        pool_coef = (
+            np.stack(pool.coef)
+            if pool.coef
+            else np.zeros((0, len(e_upper), prob.Y.shape[1]))
+        )
+        in_master = np.zeros(pool_const.shape, dtype=bool)
     n_cuts = sum(len(r[0]) for r in cut_rows)
     while True:
         left = deadline - time.perf_counter()
@@ -1564,7 +1605,10 @@ def _solve_benders(
         model, z, e, lam, delta = _benders_master(prob, cut_rows, single, e_upper)
         start = None
         if best_out is not None:
-            beff = evaluate(best_out).efficiencies
+            try:
+                beff = evaluate(best_out).efficiencies
+            except SolverError:
+                break
             start = _master_start(prob, model.n_cols, z, e, lam, delta, best_out, beff)
         # NOTE: an early master need not be solved tightly: its z only has to be
         # good enough to yield cuts; the tolerance follows the gap still open.
@@ -1646,7 +1690,10 @@ def _solve_benders(
         key = zs.tobytes()
         if key not in seen:
             seen.add(key)
-            batch = evaluate(zs, lambdas=True)
+            try:
+                batch = evaluate(zs, lambdas=True)
+            except SolverError:
+                break  # the LPs ran past the deadline: keep the incumbent
             v = aggregate(batch.efficiencies, obj)
             if best_out is None or obj.better(v, best_val):
                 best_out, best_val = zs, v
@@ -1849,6 +1896,20 @@ def _relaxation_cuts(
     return np.asarray(done, dtype=np.int64), np.asarray(const), np.vstack(coef)
 
 
+def _round_fractional(prob: DeaSelectionProblem, z: FloatArray) -> NDArray | None:
+    """The ``p`` largest entries of a fractional ``z`` the constraints admit, or None."""
+    chosen: list[int] = []
+    for o in np.argsort(-z, kind="stable").tolist():
+        if len(chosen) == prob.n_outputs:
+            break
+        if prob.constraints.can_add(chosen, o):
+            chosen.append(o)
+    out = np.array(sorted(chosen), dtype=np.int64)
+    if len(out) == prob.n_outputs and prob.constraints.admits(out):
+        return out
+    return None
+
+
 def _singletons(
     evaluate: SelectionEvaluator, pool: _CutPool, deadline: float
 ) -> FloatArray | None:
@@ -1932,9 +1993,15 @@ def solve_selection(
         raise ValueError(f"method must be 'auto', 'benders' or 'big_m', got {method!r}")
     # NOTE: LPs after the exact stage (the reported efficiencies) need a reserve.
     lp_deadline = deadline + max(1.0, 0.05 * time_limit)
+    t_ref = time.perf_counter()
     reference, full_eff = efficient_reference(
         prob.X, prob.Y, prob.constraints.weight_bounds, config, lp_deadline
     )
+    # NOTE: the exact stage stops early enough for the final efficiencies of all K
+    # DMUs (about the cost of the full-model LPs just timed) to fit in the budget;
+    # with a reserve of 1 s they ran past the deadline at K = 1000 under load.
+    reserve = min(0.25 * time_limit, 1.5 * (time.perf_counter() - t_ref) + 0.5)
+    exact_deadline = deadline - reserve
     evaluate = SelectionEvaluator(prob, reference, config, lp_deadline)
     N = prob.X.shape[1]
     pool = _CutPool() if method == "benders" else None
@@ -1951,7 +2018,7 @@ def solve_selection(
             greedy = (path[-1], g_in, g_val)
     if method == "benders":
         assert pool is not None and full_eff is not None
-        single = _singletons(evaluate, pool, deadline)
+        single = _singletons(evaluate, pool, t0 + _SINGLETON_SHARE * time_limit)
         inc = None if greedy is None else (greedy[0], greedy[2])
         if inc is not None:
             # NOTE: a better incumbent lowers the target every master must beat.
@@ -1972,13 +2039,22 @@ def solve_selection(
             single,
             full_eff[prob.evaluated],
             config,
-            deadline,
+            exact_deadline,
         )
     else:
         start = None if greedy is None else (greedy[0], greedy[1])
-        exact = _solve_big_m(evaluate, start, config, deadline - time.perf_counter())
+        exact = _solve_big_m(
+            evaluate, start, config, exact_deadline - time.perf_counter()
+        )
     outs, ins = exact.outputs, exact.inputs
-    eff_all = evaluate(outs, ins, np.arange(prob.X.shape[0])).efficiencies
+    try:
+        eff_all = evaluate(outs, ins, np.arange(prob.X.shape[0])).efficiencies
+    except SolverError:
+        # NOTE: a result a little late beats none: the reported efficiencies are
+        # re-solved without the deadline when the reserve was too short.
+        logger.warning("DEA selection: final efficiency LPs ran past the time limit")
+        evaluate.deadline = None
+        eff_all = evaluate(outs, ins, np.arange(prob.X.shape[0])).efficiencies
     value = aggregate(eff_all[prob.evaluated], prob.objective)
     if greedy is not None and prob.objective.better(greedy[2], value):
         # NOTE: only possible at a time limit (or within the gap); keep the better.
