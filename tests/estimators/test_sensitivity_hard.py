@@ -197,3 +197,28 @@ def test_bad_input(overlap: tuple) -> None:
         paired_fold_test([1.0, 2.0], [1.0])
     with pytest.raises(ValueError, match="at least 2 complete pairs"):
         paired_fold_test([1.0, np.nan], [2.0, 3.0])
+
+
+@pytest.mark.parametrize("scheme", ["box", "diagonal"])
+def test_hard_sweep_spans_fpr_zero_to_one_on_a_separable_toy(scheme: str) -> None:
+    # two well-separated blobs, linear kernel: the hard-margin model exists and
+    # classifies the test rows perfectly, yet the mirrored path still reaches both ends
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(2.0, 0.5, (40, 2)), rng.normal(-2.0, 0.5, (40, 2))]
+    y = np.r_[np.ones(40), -np.ones(40)].astype(int)
+    test = np.arange(80) % 4 == 0
+    est = SensitivitySweepSVC(
+        scheme=scheme,
+        C=LARGE,
+        C_pos_grid=2.0 ** np.linspace(-12, 4, 9),
+        kernel="linear",
+        mirror=True,
+        hard_fixed_side=scheme == "diagonal",
+        tol=1e-8,
+    ).fit(X[~test], y[~test])
+    assert (est.n_fixed_at_bound_ == 0).all()
+    fpr, tpr = _rates(est.decision_function(X[test]), y[test])
+    assert fpr[0] == 0 and tpr[0] == 0
+    assert fpr[-1] == 1 and tpr[-1] == 1
+    m = 9
+    assert fpr[m] == 0 and tpr[m] == 1  # the hard-margin model in the middle
