@@ -118,6 +118,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="SolverConfig.ipm_after (ADMM iterations before the interior point)",
     )
     ap.add_argument(
+        "--c-path",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="BoxQpSolver(c_path=...): linear batches solved along the C path",
+    )
+    ap.add_argument(
         "--sklearn-problems",
         type=int,
         default=55,
@@ -149,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         kw["tol"] = args.tol
     if args.ipm_after is not None:
         kw["ipm_after"] = args.ipm_after
-    solver = BoxQpSolver(SolverConfig(**kw))
+    solver = BoxQpSolver(SolverConfig(**kw), c_path=args.c_path)
     sync = torch.cuda.synchronize if prob.device.type == "cuda" else (lambda: None)
     peak = matmul_peak_gflops(prob.dtype, prob.device)
     solver(prob.select(slice(0, 1)))  # warm-up (excluded): kernels, allocator
@@ -203,6 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "dtype": args.dtype,
         "method": args.method,
         "ipm_after": solver.config.ipm_after,
+        "c_path": args.c_path,
         "P": P,
         "n": n,
         "d": X.shape[1],

@@ -1,0 +1,100 @@
+"""The feasible active-set method and the C-path solve of the linear kernel (issue 14)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import make_classification
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+from torchsvm.config import SolverConfig
+from torchsvm.problems.svm import BatchedSvmProblem
+from torchsvm.solvers import box_qp
+from torchsvm.solvers.active_set import active_set_low_rank
+from torchsvm.solvers.box_qp import BoxQpSolver
+from torchsvm.solvers.factor import build_factor
+from torchsvm.solvers.kkt import duality_gap
+
+
+def _bootstrap_problem(
+    n: int, d: int, B: int, seed: int, dtype: str = "float64"
+) -> tuple[BatchedSvmProblem, np.ndarray, np.ndarray, np.ndarray]:
+    X, y = make_classification(
+        n, d, n_informative=min(d - 1, 5), n_redundant=0, flip_y=0.05, random_state=seed
+    )
+    X = StandardScaler().fit_transform(X)
+    y = np.where(y == 1, 1.0, -1.0)
+    rng = np.random.default_rng(seed)
+    counts = np.stack(
+        [np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(B)]
+    )
+    prob = BatchedSvmProblem.from_bootstrap(
+        X, y, 2.0 ** np.arange(-5, 6, 2), counts, kernel="linear", dtype=dtype
+    )
+    return prob, X, y, counts
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_c_path_agrees_with_interior_point_and_libsvm(dtype: str) -> None:
+    # d = 6: optimal faces of d + 1 = 7 free points, where Q_FF itself is singular
+    prob, X, y, counts = _bootstrap_problem(300, 6, 4, seed=3, dtype=dtype)
+    tol = 1e-7 if dtype == "float64" else 1e-5
+    cfg = SolverConfig(method="ipm", tol=tol)
+    s_path = BoxQpSolver(cfg)(prob)
+    s_ipm = BoxQpSolver(cfg, c_path=False)(prob)
+    assert bool(s_path.converged.all()) and bool(s_ipm.converged.all())
+    assert float(s_path.duality_gap.max()) <= tol
+    np.testing.assert_allclose(
+        s_path.dual.double().numpy(), s_ipm.dual.double().numpy(), rtol=10 * tol
+    )
+    A, U = s_path.alpha.double(), prob.U.double()
+    assert bool((A >= 0).all()) and bool((A <= U).all())
+    # decision values vs libsvm at a tight tolerance, one problem per C
+    c_idx = prob.index["c_idx"].numpy()
+    rep_idx = prob.index["rep_idx"].numpy()
+    Cs = 2.0 ** np.arange(-5, 6, 2)
+    F = (
+        (s_path.alpha.double() * prob.y.double()) @ prob.X.double() @ prob.X.double().T
+        + s_path.b.double()[:, None]
+    ).numpy()
+    for r in range(len(Cs)):
+        p = int(np.nonzero(c_idx == r)[0][0])
+        ref = SVC(kernel="linear", C=Cs[r], tol=1e-10).fit(
+            X, y, sample_weight=counts[rep_idx[p]]
+        )
+        fr = ref.decision_function(X)
+        rt = 1e-4 if dtype == "float64" else 1e-2
+        assert np.abs(F[p] - fr).max() <= rt * max(1.0, np.abs(fr).max())
+
+
+def test_active_set_from_a_vertex_reaches_the_optimum() -> None:
+    # a = 0 is a feasible vertex with no free coordinate: one coordinate alone cannot
+    # move off it (y^T a = 0), so the method must free a pair
+    prob, *_ = _bootstrap_problem(200, 5, 2, seed=7)
+    F = build_factor(prob)
+    W = F.low_rank()
+    with torch.inference_mode():
+        a, b, it, ok = active_set_low_rank(
+            W, prob.y, prob.U, torch.zeros_like(prob.U), max_iter=500
+        )
+        _, dual, rel, _ = duality_gap(a, F.matvec(a), prob.y, prob.U, None)
+    assert bool(ok.all()), it
+    assert float(rel.max()) <= 1e-9
+    ref = BoxQpSolver(SolverConfig(method="ipm"), c_path=False)(prob)
+    np.testing.assert_allclose(dual.numpy(), ref.dual.numpy(), rtol=1e-8)
+    # feasible throughout: exact box and y^T a at rounding level
+    assert bool((a >= 0).all()) and bool((a <= prob.U).all())
+    assert float((a * prob.y).sum(1).abs().max()) <= 1e-10
+
+
+def test_uncertified_path_rows_go_to_the_interior_point(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    prob, *_ = _bootstrap_problem(150, 4, 3, seed=11)
+    monkeypatch.setattr(box_qp, "_PATH_MAX_ITER", 1)
+    sol = BoxQpSolver(SolverConfig(method="ipm"))(prob)
+    assert bool(sol.converged.all())
+    ref = BoxQpSolver(SolverConfig(method="ipm"), c_path=False)(prob)
+    np.testing.assert_allclose(sol.dual.numpy(), ref.dual.numpy(), rtol=1e-7)
