@@ -112,6 +112,12 @@ def factor_psd(Q: sp.sparray | np.ndarray, rel_tol: float = 1e-10) -> np.ndarray
     return V[:, keep] * np.sqrt(w[keep])
 
 
+#: Largest lifted quadratic dimension for which a failed interior point is retried
+#: with the HiGHS QP: on larger, dense lifted models (e.g. the RBF CSVM, k ~ 600)
+#: HiGHS's active-set QP fails anyway and overran its time limit by 20+ s.
+_HIGHS_QP_MAX_K = 200
+
+
 class _Lifted:
     """The model lifted to ``(x, r, t)`` with ``r = L^T x_S`` (see module docstring)."""
 
@@ -281,8 +287,12 @@ class OuterApproximation:
 
     def gap_closed(self) -> bool:
         """Whether ``UB - LB <= mip_rel_gap * max(1, |UB|)`` with an incumbent."""
+        # the slack absorbs rounding: a master that proves nothing below the cutoff
+        # UB - gap * |UB| sets LB to exactly that, whose difference to UB may round
+        # a hair above gap * |UB| (seen: 1.00000000000002e-4 at gap 1e-4, so the loop
+        # never stopped)
         return self.best_x is not None and self.ub - self.lb <= (
-            self.config.mip_rel_gap * max(1.0, abs(self.ub))
+            self.config.mip_rel_gap * max(1.0, abs(self.ub)) * (1.0 + 1e-9) + 1e-12
         )
 
     def offer(self, x: np.ndarray) -> bool:
@@ -344,7 +354,11 @@ class OuterApproximation:
             up[self.int_idx] = z
         sub = replace(self.model, integrality=None, col_lower=lo, col_upper=up)
         res = solve_qp_ipm(sub, time_limit=time_limit)
-        if res.status is SolveStatus.not_solved:
+        if (
+            res.status is SolveStatus.not_solved
+            and res.x is None
+            and self.lifted.k <= _HIGHS_QP_MAX_K
+        ):
             logger.info("interior point failed; retrying the QP with HiGHS")
             try:
                 return solve_highs(
@@ -381,7 +395,7 @@ class OuterApproximation:
         """Step 0: continuous relaxation; sets ``LB`` and adds its cut point."""
         res = self.qp(None, self.remaining())
         if res.status is SolveStatus.optimal and res.x is not None:
-            self.lb = max(self.lb, res.objective)
+            self.lb = max(self.lb, min(res.bound, res.objective))
             self.lifted.add_cuts(self.lifted.r_of(res.x[: self.lifted.n]))
         return res
 
@@ -407,11 +421,14 @@ class OuterApproximation:
             return res
         x = res.x[: self.lifted.n].copy()
         x[self.integ] = np.round(x[self.integ])
-        val = model_objective(self.model, x)
+        # a tangent cut is valid at any point; the incumbent needs a feasible one
+        self.lifted.add_cuts(self.lifted.r_of(x))
         if res.status is SolveStatus.optimal:
-            self.lifted.add_cuts(self.lifted.r_of(x))
-        if val < self.ub:
-            self.ub, self.best_x = val, x
+            val = model_objective(self.model, x)
+            if val < self.ub:
+                self.ub, self.best_x = val, x
+        else:
+            self.offer(x)
         return res
 
     def master(self) -> tuple[MipResult, float]:

@@ -77,7 +77,7 @@ def solve_qp_ipm(
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         res = _solve_qp_ipm(model, time_limit, tol, dual_tol, max_iter, False)
         left = time_limit - (time.perf_counter() - t0)
-        if res.status is SolveStatus.not_solved and left > 0:
+        if res.status is SolveStatus.not_solved and res.x is None and left > 0:
             # retry with the free columns of equality rows substituted out
             res = _solve_qp_ipm(model, left, tol, dual_tol, max_iter, True)
     return replace(res, runtime=time.perf_counter() - t0)
@@ -246,6 +246,7 @@ def _solve_qp_ipm(
     scale_h = 1.0 + (np.linalg.norm(hh, np.inf) if m else 0.0)
     status = SolveStatus.not_solved
     last_top: float | None = None
+    feas_x: np.ndarray | None = None
     for _ in range(max_iter):
         now = time.perf_counter()
         # stop before an iteration that would end past the limit (dense iterations on
@@ -279,9 +280,13 @@ def _solve_qp_ipm(
         if primal_ok and mu <= tol * max(1.0, abs(pobj)) / 10 and rd_n <= tol:
             status = SolveStatus.optimal
             break
+        if primal_ok:
+            feas_x = x.copy()
+        if primal_ok and mu <= 1e-8 * max(1.0, abs(pobj)) and rd_n <= dual_tol:
+            # the dual residual stalls or grows once the barrier is tiny (see NOTE)
+            status = SolveStatus.optimal
+            break
         if primal_ok and mu <= 1e-13 * max(1.0, abs(pobj)):
-            if rd_n <= dual_tol:
-                status = SolveStatus.optimal
             break
         D = lam / s
         diag = np.zeros(nf)
@@ -347,20 +352,41 @@ def _solve_qp_ipm(
         if not np.all(np.isfinite(x)):
             break
     runtime = time.perf_counter() - t0
+
+    def expand(xr: np.ndarray) -> np.ndarray:
+        full = np.empty(n)
+        full[free] = xr if P is None else P @ xr + p0
+        full[fixed] = xf
+        return full
+
     if status is not SolveStatus.optimal:
+        if feas_x is None:
+            return MipResult(
+                status,
+                None,
+                math.nan,
+                -math.inf,
+                math.inf,
+                runtime,
+                message="interior point did not converge",
+            )
+        # not certified, but primal feasible (to tol): usable as an incumbent
+        full = expand(feas_x)
+        obj = model_objective(model, full)
         return MipResult(
             status,
-            None,
-            math.nan,
+            full,
+            obj,
             -math.inf,
             math.inf,
             runtime,
-            message="interior point did not converge",
+            message="interior point not certified; last primal-feasible iterate",
         )
-    full = np.empty(n)
-    full[free] = x if P is None else P @ x + p0
-    full[fixed] = xf
+    full = expand(x)
     obj = model_objective(model, full)
+    # the complementarity s.lam bounds the distance to the optimum (up to the dual
+    # residual, accepted at <= dual_tol): a conservative lower bound
+    lower = obj - float(s @ lam)
     return MipResult(
-        SolveStatus.optimal, full, obj, obj, 0.0, runtime, message="optimal"
+        SolveStatus.optimal, full, obj, lower, 0.0, runtime, message="optimal"
     )
