@@ -74,7 +74,12 @@ The master is a MILP over ``z`` and ``e`` only (M binaries, |S| continuous) with
 rows (8)-(11), (13)-(14), (16), (17) and the cuts (15) found so far; its dual bound is
 a valid upper bound, every master solution evaluated by LP is a lower bound, and the
 loop stops at ``mip_rel_gap`` or the time limit.  Cuts of every selection the greedy
-start evaluated are kept in a pool and enter the master when violated.
+start and the swap local search after it evaluated are kept in a pool and enter the
+master when violated.  Before the first MILP master, Kelley rounds on its LP
+relaxation add the cuts of the relaxed big-M LP at the fractional ``z``
+(``beta_o <= z_o / y_o^k``; its dual ``(theta, lambda, mu)`` gives
+``e_k <= theta + sum_o (mu_o / y_o^k) z_o`` for every ``z``), so the master's root bound
+is the big-M model's LP relaxation instead of the full model's mean efficiency.
 
 Notes
 -----
