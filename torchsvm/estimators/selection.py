@@ -270,6 +270,7 @@ class CostSensitiveFeatureSelector(BinaryClassifierMixin, SelectorMixin, BaseEst
             config=config,
             warm_start=(warm.coef_[0], float(warm.intercept_[0])),
             sample_weight=sw,
+            batch_seconds=t1 - t0,
         )
         t2 = time.perf_counter()
         self.support_ = sel.support

@@ -312,6 +312,7 @@ def solve_feature_selection(
     *,
     method: str = "auto",
     max_enumerate: int = 14,
+    batch_seconds: float | None = None,
 ) -> FeatureSelectionResult:
     """Solve (P1): the cheapest feature set whose linear classifier meets both floors.
 
@@ -362,6 +363,10 @@ def solve_feature_selection(
         Exact phase (see above).
     max_enumerate : int
         ``"auto"`` enumerates subsets when ``d <= max_enumerate``.
+    batch_seconds : float, optional
+        Expected seconds of one batched SVM solve on these rows (e.g. the time of the
+        caller's warm-start fit): the heuristics start no batch predicted to end past
+        their deadline, and without a hint the first batch has no prediction.
 
     Returns
     -------
@@ -392,6 +397,8 @@ def solve_feature_selection(
     )
 
     search = _SubsetSearch(problem, model, big_m, config, t0)
+    if batch_seconds is not None:
+        search._timing["last"] = float(batch_seconds)
     if warm_start is not None:
         search.offer(
             selection_start(
@@ -473,6 +480,7 @@ class _SubsetSearch:
         self.start_feasible: bool | None = None
         self.n_milps = 0
         self.msgs: list[str] = []
+        self._timing: dict[str, float] = {}
 
     def remaining(self) -> float:
         return self.config.time_limit - (time.perf_counter() - self.t0)
@@ -506,6 +514,7 @@ class _SubsetSearch:
             subsets,
             class_ratios=_RATIOS,
             deadline=self.t0 + 0.5 * self.config.time_limit,
+            timing=self._timing,
         )
         R = len(_RATIOS)
         found = np.zeros(subsets.shape[0], dtype=bool)

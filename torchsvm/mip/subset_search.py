@@ -121,8 +121,9 @@ def fit_subsets(
     class_ratios: tuple[float, ...] = (1.0,),
     C: float = 1.0,
     iterations: int = 4,
-    max_rows: int = 4_000,
+    max_rows: int = 2_000,
     deadline: float | None = None,
+    timing: dict[str, float] | None = None,
 ) -> np.ndarray:
     """Linear SVM directions for every subset (rows of ``subsets``), one batch.
 
@@ -150,6 +151,9 @@ def fit_subsets(
         ``time.perf_counter()`` value after which no further batch is started, nor
         one whose predicted time (the last solve's) would end past it (directions
         not fitted stay zero).
+    timing : dict, optional
+        ``{"last": seconds}`` of the last batch solve, read and updated here, so that
+        the prediction carries over between calls.
 
     Returns
     -------
@@ -164,7 +168,8 @@ def fit_subsets(
     nsub = max(1, max_rows // max(1, n))
     solver = BoxQpSolver(SolverConfig(tol=1e-6))
     ratio = np.asarray(class_ratios, dtype=np.float64)
-    last = 0.0  # seconds of the last batch solve (predicts the next one)
+    # seconds of the last batch solve (predicts the next one)
+    last = 0.0 if timing is None else float(timing.get("last", 0.0))
     for s in range(0, subsets.shape[0], nsub):
         idx = np.arange(s, min(subsets.shape[0], s + nsub))
         P = idx.size
@@ -188,6 +193,8 @@ def fit_subsets(
             t_solve = time.perf_counter()
             sol = solver(prob)
             last = time.perf_counter() - t_solve
+            if timing is not None:
+                timing["last"] = last
             coef = sol.alpha.detach().cpu().numpy() * yb[None, :]
             W = coef @ Xb  # (P*R, d)
             for a, p in enumerate(idx):
