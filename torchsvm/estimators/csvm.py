@@ -222,7 +222,8 @@ class ConstrainedSVC(_FloorClassifier):
     achieved_rates_ : dict
         TPR, TNR and accuracy on the anchor set.
     solve_time_ : float
-        Seconds in the outer approximation.
+        Seconds of the MIQP call (start heuristics and outer approximation; this is
+        what ``time_limit`` bounds).
     n_iter_ : int
         Outer-approximation rounds.
     start_feasible_ : bool or None
