@@ -157,6 +157,8 @@ _SINGLETON_SHARE = 0.2
 #: Kelley rounds on the master's LP relaxation: budget share (of what is left), rounds,
 #: violation threshold
 _ROOT_SHARE = 0.3
+#: masters prune below (1 + _TARGET_SHARE * mip_rel_gap) x incumbent
+_TARGET_SHARE = 0.95
 _ROOT_ROUNDS = 50
 _ROOT_VIOL = 1e-6
 
@@ -1633,7 +1635,9 @@ def _solve_benders(
             # cannot beat (1 + gap) * incumbent, so an empty master proves the gap.
             target = None
             if best_out is not None and best_val > 0:
-                target = (1.0 + config.mip_rel_gap) * best_val
+                # NOTE: a hair inside the gap, so that a pruned master proves it
+                # strictly (not up to rounding).
+                target = (1.0 + _TARGET_SHARE * config.mip_rel_gap) * best_val
             res = solve_highs(
                 model,
                 cfg,
@@ -1666,8 +1670,12 @@ def _solve_benders(
             break
         if res.status == SolveStatus.infeasible:
             raise _infeasible(prob)
-        if math.isfinite(res.bound):
-            bound = min(bound, res.bound)
+        # NOTE: nodes pruned by objective_bound may hold master values up to the
+        # target, which HiGHS's dual bound leaves out (it may even accept a MIP start
+        # below the target): only max(dual bound, target) is proven.
+        master_bound = res.bound if target is None else max(res.bound, target)
+        if math.isfinite(master_bound):
+            bound = min(bound, master_bound)
         if res.x is None:
             break
         zs = np.flatnonzero(res.x[z] > 0.5)
@@ -1712,21 +1720,16 @@ def _solve_benders(
             status = SolveStatus.optimal
             break
         if not added:
-            # NOTE: the master's e equal the LP efficiencies of its z: z is optimal
-            # for the master, whose bound is within its own gap.
-            bound = min(bound, res.bound)
+            # NOTE: the master's e equal the LP efficiencies of its z, so no cut can
+            # lower its bound further: what is proven is the master's dual bound
+            # (its incumbent objective is not a bound while master_gap > 0).
+            if math.isfinite(master_bound):
+                bound = min(bound, master_bound)
             status = (
                 SolveStatus.optimal
                 if _rel_gap(best_val, bound) <= config.mip_rel_gap
                 else status
             )
-            if res.status == SolveStatus.optimal:
-                bound = min(bound, max(best_val, res.objective))
-                status = (
-                    SolveStatus.optimal
-                    if _rel_gap(best_val, bound) <= config.mip_rel_gap
-                    else status
-                )
             break
     if best_out is None:
         best_out = _any_selection(prob)
