@@ -98,6 +98,41 @@ def count_gemm_flops(solver: BoxQpSolver, prob: BatchedSvmProblem) -> float:
     return float(fc.get_total_flops())
 
 
+_PHASES = (
+    "ipm_low_rank",
+    "active_set_low_rank",
+    "pdas_dense",
+    "admm",
+    "polish",
+    "duality_gap",
+    "project_face",
+    "build_factor",
+)
+_ORIGINAL: dict = {}
+
+
+def _time_phases(acc: dict | None, sync) -> None:  # noqa: ANN001
+    """Wrap (``acc`` a dict) or restore (None) the phase functions of ``box_qp``."""
+    from torchsvm.solvers import box_qp
+
+    for name in _PHASES:
+        if acc is None:
+            setattr(box_qp, name, _ORIGINAL[name])
+            continue
+        fn = _ORIGINAL.setdefault(name, getattr(box_qp, name))
+
+        def timed(*a, _fn=fn, _name=name, **k):  # noqa: ANN002, ANN003, ANN202
+            t0 = time.perf_counter()
+            out = _fn(*a, **k)
+            sync()
+            c = acc.setdefault(_name, [0.0, 0])
+            c[0] += time.perf_counter() - t0
+            c[1] += 1
+            return out
+
+        setattr(box_qp, name, timed)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workload", choices=["main-job", "s8"], default="s8")
@@ -132,6 +167,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--no-flops", action="store_true", help="skip the flop-counting run"
     )
+    ap.add_argument(
+        "--phases",
+        action="store_true",
+        help="time the solver's phases (interior point, active set, ADMM, polish, ...)",
+    )
     ap.add_argument("--tiny", action="store_true", help="seconds-long smoke run")
     ap.add_argument("--out", default="runs/bench/solver.jsonl")
     args = ap.parse_args(argv)
@@ -160,10 +200,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     peak = matmul_peak_gflops(prob.dtype, prob.device)
     solver(prob.select(slice(0, 1)))  # warm-up (excluded): kernels, allocator
     sync()
+    phases: dict[str, list[float]] = {}
+    if args.phases:
+        _time_phases(phases, sync)
     t0 = time.perf_counter()
     sol = solver(prob)
     sync()
     t_ours = time.perf_counter() - t0
+    if args.phases:
+        _time_phases(None, sync)
     flops = None if args.no_flops else count_gemm_flops(solver, prob)
     gflops = None if flops is None else flops / t_ours / 1e9
 
@@ -230,6 +275,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "gemm_gflops_per_s": None if gflops is None else round(gflops, 2),
         "matmul_peak_gflops_per_s": round(peak, 2),
         "fraction_of_peak": None if gflops is None else round(gflops / peak, 4),
+        "phases_s": {k: round(v[0], 3) for k, v in phases.items()} or None,
+        "phase_calls": {k: int(v[1]) for k, v in phases.items()} or None,
         "threads": torch.get_num_threads(),
         "cpus": os.cpu_count(),
         "loadavg_before": [round(v, 2) for v in load_before],
@@ -244,6 +291,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if gflops is not None:
         msg += f"; GEMM {gflops:.1f} GFLOP/s of a {peak:.1f} GFLOP/s matmul peak"
+    if phases:
+        msg += "; phases " + ", ".join(
+            f"{k} {v[0]:.2f} s ({v[1]} calls)" for k, v in phases.items()
+        )
     print(msg + f"; load {load_before[0]:.1f}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
