@@ -594,3 +594,11 @@ def test_benders_without_greedy_matches_brute_force(s):
     res = dea.select_features(X, Y, n_outputs=3, warm_start=None, method="benders")
     assert res.status == SolveStatus.optimal
     assert res.objective == pytest.approx(brute_force(X, Y, 3), rel=1e-4, abs=1e-7)
+
+
+def test_single_output_selection_is_proven_by_the_greedy_step(seed):
+    # p = 1: the greedy step sees every output (or prunes it by a valid bound)
+    X, Y = make_synthetic_frontier(20, 1, 9, seed=seed)
+    res = dea.select_features(X, Y, n_outputs=1)
+    assert res.status == SolveStatus.optimal and res.mip_gap <= 1e-12
+    assert res.objective == pytest.approx(brute_force(X, Y, 1), abs=1e-9)

@@ -2024,7 +2024,18 @@ def solve_selection(
             if prob.n_inputs is not None:
                 g_in, g_val = _greedy_inputs(evaluate, path[-1], prob.n_inputs)
             greedy = (path[-1], g_in, g_val)
-    if method == "benders":
+    if (
+        method == "benders"
+        and greedy is not None
+        and prob.n_outputs == 1
+        and prob.constraints.weight_bounds is None
+    ):
+        # NOTE: with p = 1 the greedy step evaluated (or pruned by valid bounds) every
+        # admissible output: its choice is optimal.
+        exact = _Exact(
+            greedy[0], greedy[1], greedy[2], SolveStatus.optimal, {"exhaustive": 1}
+        )
+    elif method == "benders":
         assert pool is not None and full_eff is not None
         single = _singletons(evaluate, pool, t0 + _SINGLETON_SHARE * time_limit)
         inc = None if greedy is None else (greedy[0], greedy[2])
