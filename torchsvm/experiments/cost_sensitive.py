@@ -335,7 +335,7 @@ def assemble(
                     fig["held"] = bool(fig["pooled_tpr"] >= t - 1e-12)
                     held[LABEL[control]].append(
                         f"{t:g}: {'yes' if fig['held'] else 'no'} "
-                        f"({fig['pooled_tpr']:.2f}, {len(us)} f)"
+                        f"({fig['pooled_tpr']:.3f}, {len(us)} f)"
                     )
                 figures.setdefault(name, {}).setdefault(f"{t:.2f}", {})[
                     LABEL[control]
