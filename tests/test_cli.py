@@ -99,6 +99,20 @@ def test_report_only_runs_nothing_and_counts_pending(
     rep = json.loads((copy / "report.json").read_text())
     assert rep["meta"]["n_pending"] == 1 and rep["meta"]["n_resumed"] == 2
     assert len(rep["figures"]["folds"]) == 2
+    # with --rerun-before, units finished before that time are left out, not refitted
+    rc = main(
+        [
+            "--out",
+            str(copy),
+            "--report-only",
+            "--rerun-before",
+            "2999-01-01",
+            "--no-progress",
+        ]
+    )
+    assert rc == 0 and "3 not run yet" in capsys.readouterr().out
+    assert json.loads((copy / "report.json").read_text())["meta"]["n_resumed"] == 0
+    assert not units[-1].exists()
 
 
 def test_rerun_recomputes_matching_or_older_units(

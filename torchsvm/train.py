@@ -74,7 +74,8 @@ def _parser() -> argparse.ArgumentParser:
         "--report-only",
         action="store_true",
         help="run no unit: write the report of the units already finished in --out "
-        "(the progress of a long run that is still going or was stopped)",
+        "(the progress of a long run that is still going or was stopped); with --rerun / "
+        "--rerun-before, the units those select are left out as not run yet",
     )
     p.add_argument(
         "--rerun",
@@ -122,8 +123,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         rerun_before = parse_time(args.rerun_before) if args.rerun_before else None
     except ValueError as exc:
         return _fail(f"--rerun-before: {exc}")
-    if args.report_only and (args.rerun or rerun_before):
-        return _fail("--report-only runs nothing: it cannot be combined with --rerun")
     if args.report_only:
         if not args.out:
             return _fail("--report-only needs --out, the run folder to report on")

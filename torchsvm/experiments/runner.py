@@ -396,6 +396,7 @@ def run_experiment(
     execute : bool
         False: run nothing, assemble the report from the units already finished in
         ``out_dir`` (a long run's progress report; ``meta["n_pending"]`` counts the rest).
+        Units that ``rerun`` / ``rerun_before`` select count as not run: left out.
     rerun : sequence of str
         Globs over unit keys (``fnmatch``, e.g. ``"australian/*"``): finished units that
         match are computed again (after a fix that changes results, not the config).
