@@ -532,6 +532,17 @@ def _methods_section(st: dict[str, Any]) -> list[str]:
         "- **kernel logistic regression** (`KernelLogisticRegression`): same kernel "
         "(and gamma), same C = C_{r*} in the same ½‖w‖² + C Σ loss convention; not "
         "tuned separately.",
+        "- **kernel logistic regression, C and gamma by inner CV** "
+        "(`KernelLogisticRegressionCV`, as Rüping tuned it): grid search over C in "
+        "2^-5, 2^-3, ..., 2^5 (and, for RBF, gamma = g · 2^{-2, 0, 2} around the "
+        "training fold's 'scale' value g) by log loss on "
+        f"{st['inner_cv']} stratified inner folds, refitted on the training fold.",
+        "- **bootstrap + out-of-bag isotonic / auto** (issue 17): "
+        "`BootstrapProbabilitySVC(calibration='isotonic' | 'auto')` calibrates the "
+        "ensemble's posterior on its own out-of-bag votes (each training row's votes "
+        "from the replicates that did not draw it), read from the SAME fit: no extra "
+        "SVM fits and no held-out rows. 'auto' picks isotonic, sigmoid, beta or the raw "
+        "votes by out-of-bag cross-validation.",
         "",
         "Metrics on the held-out fold (`torchsvm.metrics`): MSE = Brier score of "
         "P(+|x) against 1[y = +1] (the papers' score), log loss (p clipped to "
