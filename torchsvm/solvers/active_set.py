@@ -216,17 +216,19 @@ def active_set_low_rank(
             rank = torch.empty_like(order).scatter_(
                 1, order, torch.arange(n, device=dev).expand_as(order)
             )
-            # after a step blocked at once: the most violated coordinate of each class
-            # (the maximal violating pair of SMO), which cannot be blocked at once again
-            pos_y = (y > 0)[None, :]
+            # after a step blocked at once: the maximal violating pair of SMO, i.e. the
+            # most violated coordinate of each sign of s = y * (descent direction), the
+            # direction in which its move changes y^T a (+1 off the lower bound, -1 off
+            # the upper one). A pair of opposite s can move together on y^T a = 0; a
+            # pair picked by class alone may have equal s and be blocked at once forever
+            s_pos = (y[None, :] > 0) == lo
             rank_c = torch.empty_like(order).scatter_(
                 1,
                 order,
-                torch.where(pos_y, 1, 0).expand_as(order).gather(1, order).cumsum(1)
-                - 1,
+                torch.where(s_pos, 1, 0).gather(1, order).cumsum(1) - 1,
             )
             rank_neg = rank - rank_c - 1
-            first = torch.where(pos_y, rank_c, rank_neg) == 0
+            first = torch.where(s_pos, rank_c, rank_neg) == 0
             to_free = to_free & torch.where(single[:, None], first, rank < cap[:, None])
         lo = lo & ~to_free
         up = up & ~to_free
