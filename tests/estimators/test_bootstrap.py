@@ -8,6 +8,7 @@ from sklearn.datasets import make_classification
 from sklearn.svm import SVC
 
 from torchsvm.estimators.bootstrap import BootstrapProbabilitySVC, vote_fraction
+from torchsvm.estimators.csvm import fit_s5c_ensemble
 
 
 @pytest.fixture(scope="module")
@@ -368,8 +369,70 @@ def test_fit_targets_equals_one_fit_per_target(
     np.testing.assert_array_equal(base.predict_proba(Xt), ref.predict_proba(Xt))
 
 
-def test_fit_targets_refuses_ctrl2(data: tuple) -> None:
+def test_ctrl2_fit_targets_each_fit_is_its_own_s5c_solve(data: tuple) -> None:
+    """Ctrl2 on one shared S5c path (S1 where it meets the floor, a lower target's
+    proven optimum where it meets the higher floor, else a MIQP) gives, for every
+    (target, C, replicate), the optimum of that fit's own independent S5c solve
+    (MIP's fit_s5c_ensemble), and each model equals its own fit."""
+    X, y, Xt, _ = data
+    X, y = X[:40], y[:40]
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    kw = dict(C_grid=[0.5], n_bootstrap=3, control="csvm", random_state=0)
+    targets = [0.7, 0.8, 1.0]
+    base = BootstrapProbabilitySVC(target_tpr=0.7, mip_time_limit=30.0, **kw)
+    models = base.fit_targets(X, y, targets)
+    sources = {s for m in models for s in m.ctrl2_source_.ravel()}
+    # the data exercise all three ways a fit is obtained
+    assert sources == {"s1", "reused", "miqp"}
+    for t, m in zip(targets, models, strict=True):
+        assert m.target_tpr == t and (m.mip_status_ == "optimal").all()
+        for r, C in enumerate(m.C_grid_):
+            ref = fit_s5c_ensemble(
+                X, y_pm, m.counts_, C=float(C), min_tpr=t, time_limit=30.0
+            )
+            for b, (mine, own) in enumerate(
+                zip(m._csvm[r], ref.solutions, strict=True)
+            ):
+                assert own.status.value == "optimal"
+                gap = 2e-4 * max(1.0, abs(own.objective))
+                assert abs(mine.objective - own.objective) <= gap, (t, r, b)
+                # the fit meets its own floor (z_i = 1 where y_i f(x_i) >= 1)
+                f, c = mine.decision_function(X), m.counts_[b] * (y_pm > 0)
+                met = y_pm * f >= 1.0 - 1e-6
+                assert c @ met >= t * c.sum() - 1e-9
+                np.testing.assert_allclose(
+                    mine.decision_function(Xt), own.decision_function(Xt), atol=1e-3
+                )
+    # a model from the path equals its own fit
+    one = BootstrapProbabilitySVC(target_tpr=0.8, mip_time_limit=30.0, **kw).fit(X, y)
+    np.testing.assert_allclose(
+        one.predict_proba(Xt), models[1].predict_proba(Xt), atol=1e-12
+    )
+
+
+def test_ctrl2_non_binding_floor_is_the_unconstrained_ensemble(data: tuple) -> None:
+    """A floor every replicate's S1 fit meets leaves Ctrl2 = the plain bootstrap SVM
+    (same C meaning, same draws): every fit is S1, no MIQP, same probabilities."""
+    X, y, Xt, _ = data
+    kw = dict(C_grid=[0.25, 4.0], n_bootstrap=6, random_state=1)
+    plain = BootstrapProbabilitySVC(**kw).fit(X, y)
+    ctrl2 = BootstrapProbabilitySVC(target_tpr=0.05, control="csvm", **kw).fit(X, y)
+    assert (ctrl2.ctrl2_source_ == "s1").all()
+    np.testing.assert_array_equal(ctrl2.weights_, plain.weights_)
+    for r in plain._used:
+        np.testing.assert_allclose(
+            ctrl2.bootstrap_decision_function(Xt, r),
+            plain.bootstrap_decision_function(Xt, r),
+            atol=1e-4,
+        )
+    np.testing.assert_allclose(
+        ctrl2.predict_proba(Xt), plain.predict_proba(Xt), atol=1.5 / 6
+    )
+    assert np.mean(ctrl2.predict(Xt) == plain.predict(Xt)) >= 0.97
+
+
+def test_ctrl2_fit_targets_needs_floors(data: tuple) -> None:
     X, y, _, _ = data
     m = BootstrapProbabilitySVC(target_tpr=0.9, control="csvm", n_bootstrap=2)
-    with pytest.raises(ValueError, match="control='threshold'"):
-        m.fit_targets(X, y, [0.5])
+    with pytest.raises(ValueError, match="needs a TPR floor for every target"):
+        m.fit_targets(X, y, [0.5, None])

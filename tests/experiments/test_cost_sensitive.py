@@ -80,20 +80,53 @@ def test_ctrl1_units_share_one_fit_and_equal_a_fresh_fit() -> None:
         return {k: v for k, v in r.items() if k != "fit_s"}
 
     # one unit of the fold fits the S1 ensemble once for t = 0 and every imposed t
-    cs._CTRL1_CACHE.clear()
+    cs._CACHE.clear()
     none = cs.run_unit(cfg, unit(0.0, "none"))
-    models = cs._CTRL1_CACHE["models"]
+    models = cs._CACHE["threshold"][1]
     assert set(models) == {None, 0.5, 1.0}
     shared = cs.run_unit(cfg, unit(1.0, "threshold"))
-    assert cs._CTRL1_CACHE["models"] is models  # taken from the cache, no refit
+    assert cs._CACHE["threshold"][1] is models  # taken from the cache, no refit
     # each equals the unit computed with an empty cache (a fit of its own)
-    cs._CTRL1_CACHE.clear()
+    cs._CACHE.clear()
     assert strip(cs.run_unit(cfg, unit(1.0, "threshold"))) == strip(shared)
-    cs._CTRL1_CACHE.clear()
-    cs._CTRL1_CACHE.update(key="another fold", models={}, s=0.0)
+    cs._CACHE.clear()
+    cs._CACHE["threshold"] = ("another fold", {}, 0.0)
     assert strip(cs.run_unit(cfg, unit(0.0, "none"))) == strip(none)
     assert shared["threshold"] != none["threshold"] or shared["tpr"] == 1.0
-    cs._CTRL1_CACHE.clear()
+    cs._CACHE.clear()
+
+
+def test_ctrl2_units_share_one_s5c_path() -> None:
+    """The Ctrl2 units of a fold take their models from one S5c path over all t; a
+    unit computed alone (empty cache) gives the same figures."""
+    from torchsvm.experiments import cost_sensitive as cs
+    from torchsvm.experiments.runner import Unit
+
+    cfg = load_config(
+        TINY, ["bootstrap.n_bootstrap=3", "cost_sensitive.tprs=[0.9, 1.0]"]
+    )
+
+    def unit(t: float) -> Unit:
+        return Unit(
+            "u", {"dataset": "breast_cancer", "fold": 0, "tpr": t, "control": "csvm"}
+        )
+
+    timing = ("fit_s", "miqp_seconds", "miqp_seconds_max")
+
+    def strip(r: dict) -> dict:
+        return {k: v for k, v in r.items() if k not in timing}
+
+    cs._CACHE.clear()
+    low = cs.run_unit(cfg, unit(0.9))
+    models = cs._CACHE["csvm"][1]
+    assert set(models) == {0.9, 1.0}
+    high = cs.run_unit(cfg, unit(1.0))
+    assert cs._CACHE["csvm"][1] is models  # no second path
+    assert sum(low["ctrl2_source"].values()) == 3 == sum(high["ctrl2_source"].values())
+    assert high["mip_status"] == {"optimal": 3}
+    cs._CACHE.clear()
+    assert strip(cs.run_unit(cfg, unit(1.0))) == strip(high)
+    cs._CACHE.clear()
 
 
 @pytest.mark.slow
@@ -102,7 +135,7 @@ def test_ctrl2_workload_counts_the_fits_that_solve_a_miqp(
 ) -> None:
     import numpy as np
 
-    import torchsvm.estimators.csvm as est_csvm
+    import torchsvm.estimators.bootstrap as est_boot
     from torchsvm.estimators.bootstrap import BootstrapProbabilitySVC
     from torchsvm.experiments.cost_sensitive import ctrl2_workload
     from torchsvm.experiments.runner import load_fold_data
@@ -120,13 +153,13 @@ def test_ctrl2_workload_counts_the_fits_that_solve_a_miqp(
     # oracle: the calls Ctrl2 makes to the MIP engine (a replicate whose S1 meets the
     # floor is returned without one)
     calls = []
-    real = est_csvm.solve_csvm
+    real = est_boot.solve_csvm
 
     def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(est_csvm, "solve_csvm", counting)
+    monkeypatch.setattr(est_boot, "solve_csvm", counting)
     d = load_fold_data(cfg, "breast_cancer", 0)
     y = np.where(np.asarray(d["y_train"]) > 0, 1, -1)
     solved = {}

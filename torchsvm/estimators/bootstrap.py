@@ -29,13 +29,19 @@ Since ``a >= 0``, Ctrl1 never lowers ``P(+|x)``.
 
 Ctrl2 (``control="csvm"``): every (C, replicate) fit is the training-set constrained
 SVM S5c of SPEC S5 with the TPR floor ``target_tpr`` on the replicate's in-bag rows
-(:func:`torchsvm.estimators.csvm.fit_s5c_ensemble`, one HiGHS outer approximation per
-fit, ``mip_time_limit`` seconds each, ``n_jobs`` processes) instead of S1; S5c reads
-each C of the grid as S1 does (``u_i = C c_i``), so a floor the replicate's S1 fit
-already meets leaves that fit unchanged, and the vote threshold stays 0. Only the fits differ: OOB accuracies, weights, votes and intervals
-are shared with Ctrl1. A fit that hits its time limit contributes its incumbent
-(``mip_status_`` and ``mip_gap_`` say which); ``ctrl2_wall_time_`` is the seconds of
-the whole batch of MIQPs.
+instead of S1; S5c reads each C of the grid as S1 does (``u_i = C c_i``), so a floor the
+replicate's S1 fit already meets leaves that fit unchanged, and the vote threshold stays
+0. The fits come from :func:`fit_s5c_path`: one S1 fit per (C, replicate); S1 where it
+meets the floor (exact, no MIQP); otherwise one HiGHS outer approximation
+(:func:`torchsvm.mip.csvm.solve_csvm`, ``mip_time_limit`` seconds each, ``n_jobs``
+processes over replicates). :meth:`BootstrapProbabilitySVC.fit_targets` fits several
+targets on one path, in increasing order, and takes a proven optimum at a lower target
+as the optimum of a higher one whose floor it meets (exact: S5c's feasible set shrinks
+as the floor rises, its objective does not change). Only the fits differ: OOB
+accuracies, weights, votes and intervals are computed as for Ctrl1. A fit that hits its
+time limit contributes its incumbent (``mip_status_`` and ``mip_gap_`` say which);
+``ctrl2_source_`` says which fits were S1, reused or solved, ``ctrl2_seconds_`` their
+seconds, ``ctrl2_wall_time_`` the seconds of the whole path.
 
 Out-of-bag calibration (``calibration``; issue 17). Every training row ``i`` has the
 out-of-bag vote ``oob_proba_[i]`` of the replicates that did not draw it: a held-out
@@ -76,7 +82,10 @@ cutoff ``proba_cutoff_`` replaces 1/2). The raw bootstrap scores are
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from dataclasses import replace as dc_replace
 from functools import partial
 from numbers import Integral, Real
 from typing import Any
@@ -105,12 +114,22 @@ from torchsvm.estimators.calibration import (
     IsotonicCalibrator,
     PlattCalibrator,
 )
-from torchsvm.estimators.csvm import fit_s5c_ensemble
+from torchsvm.estimators.csvm import _s1_if_optimal
 from torchsvm.kernels import compute_kernel, resolve_gamma
+from torchsvm.mip.csvm import CsvmSolution, fit_s1, solve_csvm
+from torchsvm.mip.model import MipConfig
+from torchsvm.problems.csvm import CsvmProblem
 from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers.box_qp import BoxQpSolver
+from torchsvm.types import SolveStatus
 
-__all__ = ["BootstrapProbabilitySVC", "default_c_grid", "vote_fraction"]
+__all__ = [
+    "BootstrapProbabilitySVC",
+    "S5cPath",
+    "default_c_grid",
+    "fit_s5c_path",
+    "vote_fraction",
+]
 
 _MAX_REDRAWS = 100
 
@@ -245,7 +264,15 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         ``predict`` gives ``classes_[1]`` where ``P(+|x) > proba_cutoff_`` (1/2 unless
         Ctrl1 acts on calibrated probabilities).
     n_iter_, duality_gap_ : ndarray of shape (R, B)
-        Solver diagnostics per fit.
+        Solver diagnostics per fit (S1 fits only).
+    mip_status_, mip_gap_ : ndarray of shape (R, B)
+        Ctrl2 only: status and proven relative gap of every S5c fit.
+    ctrl2_source_ : ndarray of shape (R, B), dtype object
+        Ctrl2 only: ``"s1"``, ``"reused"`` or ``"miqp"`` per fit (:class:`S5cPath`).
+    ctrl2_seconds_ : ndarray of shape (R, B)
+        Ctrl2 only: seconds per fit after the shared S1 fit.
+    ctrl2_wall_time_ : float
+        Ctrl2 only: seconds of the whole S5c path (shared by ``fit_targets``' models).
     n_features_in_ : int
 
     Examples
@@ -349,6 +376,12 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         ``target_tpr=target_tprs[k]`` (same draws, same arrays), at the cost of one fit.
         ``self`` is fitted with its own ``target_tpr``.
 
+        With ``control="csvm"`` (Ctrl2) the S5c fits do depend on the target; they come
+        from one :func:`fit_s5c_path` over all targets (``self.target_tpr`` first),
+        which shares the S1 fits and reuses a proven optimum at a lower target where it
+        meets a higher floor (exact), so element ``k`` is ``fit`` with that target, to
+        the MIQP's gap. ``ctrl2_wall_time_`` is then the seconds of the shared path.
+
         Parameters
         ----------
         X : array-like of shape (n, d)
@@ -362,11 +395,8 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         list of BootstrapProbabilitySVC
             Fitted copies, in the order of ``target_tprs``.
         """
-        if self.control != "threshold":
-            raise ValueError(
-                "fit_targets shares the S1 fits between targets, so it needs "
-                f"control='threshold' (Ctrl1); got control={self.control!r}"
-            )
+        if self.control == "csvm":
+            return self._fit_targets_csvm(X, y, target_tprs)
         X, y_pm, train_scores = self._fit_ensemble(X, y)
         out = []
         for t in target_tprs:
@@ -378,16 +408,37 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         self._fit_votes(train_scores, y_pm)
         return out
 
+    def _fit_targets_csvm(
+        self, X: Any, y: Any, target_tprs: Sequence[float | None]
+    ) -> list[BootstrapProbabilitySVC]:
+        """Ctrl2 for several targets from one S5c path (:func:`fit_s5c_path`)."""
+        targets = [float(self.target_tpr) if self.target_tpr is not None else None]
+        targets += [None if t is None else float(t) for t in target_tprs]
+        if any(t is None for t in targets):
+            raise ValueError(
+                "control='csvm' (Ctrl2) needs a TPR floor for every target; got None "
+                "(the uncontrolled model is the Ctrl1 one with target_tpr=None)"
+            )
+        X, y_pm = self._prepare(X, y)
+        path = self._s5c_path(X, y_pm, np.asarray(targets, dtype=np.float64))
+        out = []
+        for k, t in enumerate(targets[1:], start=1):
+            m = copy.deepcopy(self)
+            m.target_tpr = t
+            m._validate_params()
+            m._fit_votes(m._apply_path(path, k, X), y_pm)
+            out.append(m)
+        self._fit_votes(self._apply_path(path, 0, X), y_pm)
+        return out
+
     def _fit_votes(self, train_scores: np.ndarray, y_pm: np.ndarray) -> None:
         """Weights, Ctrl1 threshold and calibration from the training scores."""
         self._store_weights(train_scores, y_pm)
         self._fit_threshold(train_scores, y_pm)
         self._fit_calibration(y_pm)
 
-    def _fit_ensemble(
-        self, X: Any, y: Any
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Validate, draw the replicates and fit every (C, replicate): (X, y_pm, scores)."""
+    def _prepare(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Validate parameters and data, encode labels, draw the replicates."""
         self._validate_params()
         self._device()
         if self.control == "csvm":
@@ -404,8 +455,16 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         self.classes_, y_pm = encode_binary(y, type(self).__name__)
         self.C_grid_ = self._check_c_grid()
         self.counts_ = _draw_counts(y_pm, int(self.n_bootstrap), self.random_state)
+        return X, y_pm
+
+    def _fit_ensemble(
+        self, X: Any, y: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Validate, draw the replicates and fit every (C, replicate): (X, y_pm, scores)."""
+        X, y_pm = self._prepare(X, y)
         if self.control == "csvm":
-            train_scores = self._fit_replicates_csvm(X, y_pm, self.counts_)
+            path = self._s5c_path(X, y_pm, np.array([float(self.target_tpr)]))
+            train_scores = self._apply_path(path, 0, X)
         else:
             self._csvm = None
             train_scores = self._fit_replicates(X, y_pm, self.counts_)
@@ -471,38 +530,40 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         self._w: np.ndarray | None = fit["w"]
         return fit["scores"]
 
-    def _fit_replicates_csvm(
-        self, X: np.ndarray, y_pm: np.ndarray, counts: np.ndarray
-    ) -> np.ndarray:
-        """Ctrl2: S5c with the TPR floor on every (C, replicate); training scores (R, B, n)."""
-        R, B, n = self.C_grid_.shape[0], counts.shape[0], X.shape[0]
+    def _s5c_path(
+        self, X: np.ndarray, y_pm: np.ndarray, targets: np.ndarray
+    ) -> S5cPath:
+        """Ctrl2: the S5c fits of every (target, C, replicate) (:func:`fit_s5c_path`)."""
         gamma = 0.0
         if self.kernel != "linear":
             gamma = resolve_gamma(self.gamma, torch.as_tensor(X, dtype=torch.float64))
         self.gamma_ = float(gamma)
-        scores = np.zeros((R, B, n))
-        self._csvm = []
-        self.mip_status_ = np.empty((R, B), dtype=object)
-        self.mip_gap_ = np.zeros((R, B))
-        self.ctrl2_wall_time_ = 0.0
-        for r, C in enumerate(self.C_grid_):
-            ens = fit_s5c_ensemble(
-                X,
-                y_pm,
-                counts,
-                C=float(C),
-                kernel=self.kernel,
-                gamma=self.gamma_,
-                min_tpr=float(self.target_tpr),
-                time_limit=float(self.mip_time_limit),
-                mip_rel_gap=float(self.mip_rel_gap),
-                n_jobs=self.n_jobs,
-            )
-            self._csvm.append(ens.solutions)
-            scores[r] = ens.decision_function(X)
-            self.mip_status_[r] = ens.statuses
-            self.mip_gap_[r] = ens.mip_gaps
-            self.ctrl2_wall_time_ += ens.wall_time
+        return fit_s5c_path(
+            X,
+            y_pm,
+            self.counts_,
+            self.C_grid_,
+            targets,
+            kernel=self.kernel,
+            gamma=self.gamma_,
+            time_limit=float(self.mip_time_limit),
+            mip_rel_gap=float(self.mip_rel_gap),
+            n_jobs=self.n_jobs,
+        )
+
+    def _apply_path(self, path: S5cPath, k: int, X: np.ndarray) -> np.ndarray:
+        """Take target ``k`` of a Ctrl2 path as this model's fits: scores (R, B, n)."""
+        sols = path.solutions[k]
+        R, B = len(sols), len(sols[0])
+        self._csvm = [list(row) for row in sols]
+        scores = np.stack(
+            [np.stack([s.decision_function(X) for s in row]) for row in sols]
+        )
+        self.mip_status_ = path.statuses(k)
+        self.mip_gap_ = path.gaps(k)
+        self.ctrl2_source_ = path.source[k].copy()
+        self.ctrl2_seconds_ = path.seconds[k].copy()
+        self.ctrl2_wall_time_ = float(path.wall_time)
         self._X_fit = X
         self._w = None
         self._coef = np.zeros((R, B, 0))
@@ -934,3 +995,228 @@ def fit_replicates_distributed(
 
 def _call_on_chunk(func: Callable[[np.ndarray], Any], chunk: np.ndarray) -> Any:
     return func(chunk)
+
+
+# --------------------------------------------------------------- Ctrl2 (S5c path)
+#: tolerance of the reuse check: a row counts towards a floor when ``y_i f(x_i) >= 1 -
+#: tol``; the outer approximation accepts incumbents at this feasibility tolerance
+_REUSE_TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class S5cPath:
+    """S5c fits of every (target TPR, C, replicate) of Ctrl2 (SPEC S2 / S5c).
+
+    Parameters
+    ----------
+    targets : ndarray of shape (T,)
+        TPR floors, in the caller's order.
+    solutions : tuple
+        ``solutions[k][r][b]``: the :class:`~torchsvm.mip.csvm.CsvmSolution` of target
+        ``k``, C ``r``, replicate ``b``.
+    source : ndarray of shape (T, R, B), dtype object
+        How each fit was obtained: ``"s1"`` (the replicate's S1 fit meets the floor,
+        so it is the S5c optimum; no MIQP), ``"reused"`` (the proven S5c optimum at a
+        lower target of the same (C, replicate) meets this floor, so it is optimal here
+        too; no MIQP) or ``"miqp"`` (solved by outer approximation).
+    seconds : ndarray of shape (T, R, B)
+        Seconds of each fit after the shared S1 fit (the MIQP, or the check).
+    s1_seconds : ndarray of shape (R, B)
+        Seconds of the S1 fit (and the problem set-up) shared by the targets.
+    wall_time : float
+        Seconds of the whole path.
+    """
+
+    targets: np.ndarray
+    solutions: tuple[tuple[tuple[CsvmSolution, ...], ...], ...]
+    source: np.ndarray
+    seconds: np.ndarray
+    s1_seconds: np.ndarray
+    wall_time: float
+
+    def statuses(self, k: int) -> np.ndarray:
+        """Status strings of target ``k``: shape (R, B)."""
+        return np.array(
+            [[s.status.value for s in row] for row in self.solutions[k]], dtype=object
+        )
+
+    def gaps(self, k: int) -> np.ndarray:
+        """Proven relative gaps of target ``k``: shape (R, B)."""
+        return np.array([[s.mip_gap for s in row] for row in self.solutions[k]])
+
+
+def _reuse_if_feasible(
+    problem: CsvmProblem, sol: CsvmSolution, tol: float = _REUSE_TOL
+) -> CsvmSolution | None:
+    """``sol`` (an S5c optimum at a lower floor) if it meets ``problem``'s floors.
+
+    S5c's feasible set shrinks as a floor rises and its objective does not depend on
+    the floor, so a proven optimum at floor ``t`` that is feasible at ``t' > t`` is
+    optimal at ``t'`` (with the same bound and gap). Feasible means: ``xi_i = max(0, 1 -
+    y_i f(x_i)) <= M`` on the in-bag rows and the draw-weighted count of floor rows with
+    ``y_i f(x_i) >= 1 - tol`` (``z_i = 1``) reaches each floor. Returns None otherwise.
+    """
+    I = problem.train_idx
+    margin = problem.y[I] * sol.decision_function(problem.X[I])
+    if np.maximum(0.0, 1.0 - margin).max(initial=0.0) > problem.big_m:
+        return None
+    z = margin >= 1.0 - tol
+    w = problem.weights
+    for floor in problem.floors:
+        members = problem.floor_members(floor)
+        if float(w[members] @ z[np.searchsorted(I, members)]) < floor.required - 1e-9:
+            return None
+    return dc_replace(sol, z=z)
+
+
+def _s5c_path_replicate(
+    X: np.ndarray,
+    y_pm: np.ndarray,
+    counts: np.ndarray,
+    C_grid: np.ndarray,
+    targets: np.ndarray,
+    kernel: str,
+    gamma: float,
+    config: MipConfig,
+) -> tuple[list[list[CsvmSolution]], np.ndarray, np.ndarray, np.ndarray]:
+    """Every (target, C) S5c fit of one replicate: (solutions[k][r], source, s, s1_s)."""
+    T, R = targets.size, C_grid.size
+    sols: list[list[Any]] = [[None] * R for _ in range(T)]
+    source = np.empty((T, R), dtype=object)
+    secs = np.zeros((T, R))
+    s1_secs = np.zeros(R)
+    order = np.argsort(targets, kind="stable")
+    for r, C in enumerate(C_grid):
+        t0 = time.perf_counter()
+        problems = [
+            CsvmProblem.from_data(
+                X,
+                y_pm,
+                None,
+                sample_weight=counts,
+                on_training=True,
+                penalty="libsvm",
+                C=float(C),
+                kernel=kernel,
+                gamma=gamma,
+                min_tpr=float(t),
+                min_tnr=None,
+                hoeffding_alpha=None,  # Ctrl2's floor is the target itself (SPEC S2)
+                big_m=1000.0,
+            )
+            for t in targets
+        ]
+        s1 = fit_s1(problems[0])  # S1 does not depend on the floor
+        s1_secs[r] = time.perf_counter() - t0
+        proven: CsvmSolution | None = None  # last proven optimum at a lower target
+        for k in order:
+            t1 = time.perf_counter()
+            how = "s1"
+            sol = _s1_if_optimal(problems[k], s1, 0.0)
+            if sol is None and proven is not None:
+                how = "reused"
+                sol = _reuse_if_feasible(problems[k], proven)
+            if sol is None:
+                how = "miqp"
+                sol = solve_csvm(problems[k], config, s1=s1)
+            dt = time.perf_counter() - t1
+            if how != "miqp":
+                sol = dc_replace(sol, runtime=dt)
+            sols[k][r], source[k, r], secs[k, r] = sol, how, dt
+            if sol.status is SolveStatus.optimal:
+                proven = sol
+    return sols, source, secs, s1_secs
+
+
+def fit_s5c_path(
+    X: np.ndarray,
+    y_pm: np.ndarray,
+    counts: np.ndarray,
+    C_grid: Sequence[float],
+    targets: Sequence[float],
+    *,
+    kernel: str = "linear",
+    gamma: float = 1.0,
+    time_limit: float = 60.0,
+    mip_rel_gap: float = 1e-4,
+    n_jobs: int | None = 1,
+) -> S5cPath:
+    """Ctrl2's S5c fits for every target TPR, C and replicate, sharing work (SPEC S5c).
+
+    Fit ``(k, r, b)`` is S5c on replicate ``b``'s in-bag rows (weights ``counts[b]``),
+    ``min 0.5 ||w||^2 + C_r sum_i c_i xi_i`` (S1's convention), TPR floor
+    ``targets[k]``, ``0 <= xi_i <= M (1 - z_i)``, ``M = 1000`` -- the fit
+    :func:`torchsvm.estimators.csvm.fit_s5c_ensemble` makes for one target. What is
+    shared, all of it exact:
+
+    - one S1 fit per (C, replicate) for all targets (S1 does not see the floor);
+    - a floor that S1 meets (rows with ``y_i f(x_i) >= 1``) leaves S1 as the optimum;
+    - targets are visited in increasing order, and a proven S5c optimum at a lower
+      target that meets a higher floor is the optimum there (the feasible set shrinks
+      with the floor, the objective does not change), so no MIQP is solved for it.
+
+    Every other fit is one outer approximation warm-started by sliding b on S1
+    (:func:`torchsvm.mip.csvm.solve_csvm`, ``time_limit`` seconds each; a fit at the
+    limit keeps its incumbent and is never reused).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    y_pm : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    counts : ndarray of shape (B, n)
+        Bootstrap draw counts.
+    C_grid : sequence of float, length R
+    targets : sequence of float in (0, 1], length T
+    kernel : {"linear", "rbf"}
+    gamma : float
+        Resolved RBF gamma.
+    time_limit, mip_rel_gap : float
+        Per-MIQP limit and relative gap.
+    n_jobs : int or None
+        Processes over replicates (joblib ``loky``); 1 runs in-process.
+
+    Returns
+    -------
+    S5cPath
+    """
+    Xa = np.asarray(X, dtype=np.float64)
+    ya = np.asarray(y_pm, dtype=np.float64).ravel()
+    cnt = np.asarray(counts, dtype=np.float64)
+    grid = np.asarray(C_grid, dtype=np.float64).ravel()
+    tg = np.asarray(targets, dtype=np.float64).ravel()
+    if cnt.ndim != 2 or cnt.shape[1] != Xa.shape[0]:
+        raise ValueError(f"counts must have shape (B, {Xa.shape[0]}); got {cnt.shape}")
+    if tg.size == 0 or not np.all((tg > 0) & (tg <= 1)):
+        raise ValueError(f"Ctrl2 targets must lie in (0, 1]; got {tg.tolist()}")
+    config = MipConfig(time_limit=float(time_limit), mip_rel_gap=float(mip_rel_gap))
+    job = partial(
+        _s5c_path_replicate,
+        Xa,
+        ya,
+        C_grid=grid,
+        targets=tg,
+        kernel=kernel,
+        gamma=float(gamma),
+        config=config,
+    )
+    t0 = time.perf_counter()
+    if n_jobs == 1:
+        out = [job(c) for c in cnt]
+    else:
+        from joblib import Parallel, delayed
+
+        out = Parallel(n_jobs=n_jobs)(delayed(job)(c) for c in cnt)
+    wall = time.perf_counter() - t0
+    T, R = tg.size, grid.size
+    sols = tuple(
+        tuple(tuple(o[0][k][r] for o in out) for r in range(R)) for k in range(T)
+    )
+    return S5cPath(
+        targets=tg,
+        solutions=sols,
+        source=np.stack([o[1] for o in out], axis=2),
+        seconds=np.stack([o[2] for o in out], axis=2),
+        s1_seconds=np.stack([o[3] for o in out], axis=1),
+        wall_time=float(wall),
+    )

@@ -8,7 +8,10 @@ probabilistic SVM is fitted on the same bootstrap draws (same ``random_state``):
   threshold ``-a`` chosen on out-of-bag scores;
 - Ctrl2 (``csvm``): ``BootstrapProbabilitySVC(target_tpr=t, control="csvm")``: every
   fit is the training-set constrained SVM S5c with the TPR floor ``t`` (HiGHS outer
-  approximation, ``mip.time_limit`` seconds each);
+  approximation, ``mip.time_limit`` seconds each). The Ctrl2 units of one fold share
+  one S5c path over all t (:func:`torchsvm.estimators.bootstrap.fit_s5c_path`: S1 kept
+  where it meets the floor, a proven optimum at a lower t kept where it meets a higher
+  floor; both exact, so each model is its own fit to the MIQP gap);
 - t = 0 (``cost_sensitive.uncontrolled``): ``BootstrapProbabilitySVC(target_tpr=None)``,
   fitted once per fold and shown in both columns (no threshold shift, no floor).
 
@@ -78,37 +81,53 @@ def units(cfg: ExperimentConfig) -> list[Unit]:
     return cheap + ctrl2
 
 
-#: the last (dataset, fold)'s Ctrl1 models, one per target: (key, {t: (model, seconds)})
-_CTRL1_CACHE: dict[str, Any] = {}
+#: the last (dataset, fold)'s models per control, one per target:
+#: {control: (key, {t: model}, seconds)}
+_CACHE: dict[str, Any] = {}
 
 
-def _ctrl1_models(
-    cfg: ExperimentConfig, p: dict[str, Any], X: np.ndarray, y: np.ndarray, make: Any
+def _shared_models(
+    cfg: ExperimentConfig,
+    p: dict[str, Any],
+    X: np.ndarray,
+    y: np.ndarray,
+    make: Any,
 ) -> tuple[Any, float]:
-    """t = 0 and Ctrl1 for every imposed t from ONE fit of the R * B SVMs.
+    """The unit's model, from ONE fit shared by every imposed t of its (dataset, fold).
 
-    Their S1 fits do not depend on t (only the out-of-bag threshold does), so the first
-    such unit of a (dataset, fold) fits them once
-    (:meth:`~torchsvm.estimators.bootstrap.BootstrapProbabilitySVC.fit_targets`, each
-    model equal to its own fit) and the others take theirs from this cache (the runner
-    runs them one after another). Seconds: the shared fit's, i.e. one ensemble fit.
+    - t = 0 and Ctrl1: the S1 fits do not depend on t (only the out-of-bag threshold
+      does), so the first such unit of a (dataset, fold) fits the R * B SVMs once
+      (:meth:`~torchsvm.estimators.bootstrap.BootstrapProbabilitySVC.fit_targets`, each
+      model equal to its own fit);
+    - Ctrl2: the first Ctrl2 unit of a (dataset, fold) fits one S5c path over all the
+      config's t (:func:`~torchsvm.estimators.bootstrap.fit_s5c_path`: S1 fits shared,
+      S1 kept where it meets the floor, a proven optimum at a lower t kept where it
+      meets the higher floor, else a MIQP; every fit the optimum of its own S5c, to the
+      MIQP's gap).
+
+    The other units take theirs from this cache (the runner runs them one after
+    another). Seconds: the shared fit's (one ensemble fit, or the whole Ctrl2 path).
     """
     from torchsvm.config import config_fingerprint
 
+    control = "csvm" if p["control"] == "csvm" else "threshold"
     key = f"{config_fingerprint(cfg)}/{p['dataset']}/{p['fold']}"
-    targets = [None, *(float(t) for t in cfg.cost_sensitive.tprs)]
+    tprs = [float(t) for t in cfg.cost_sensitive.tprs]
+    targets: list[float | None] = sorted(tprs) if control == "csvm" else [None, *tprs]
     want = None if p["control"] == "none" else float(p["tpr"])
     if want not in targets:  # a t outside the config's list (direct call): fit it alone
-        targets.append(want)
-    if _CTRL1_CACHE.get("key") != key or want not in _CTRL1_CACHE["models"]:
+        targets = [want] if control == "csvm" else [*targets, want]
+    hit = _CACHE.get(control)
+    if hit is None or hit[0] != key or want not in hit[1]:
         t0 = time.perf_counter()
-        models = make(None).fit_targets(X, y, targets)
-        secs = time.perf_counter() - t0
-        _CTRL1_CACHE.clear()
-        _CTRL1_CACHE.update(
-            key=key, models=dict(zip(targets, models, strict=True)), s=secs
+        models = make(targets[0], control).fit_targets(X, y, targets)
+        _CACHE[control] = (
+            key,
+            dict(zip(targets, models, strict=True)),
+            time.perf_counter() - t0,
         )
-    return _CTRL1_CACHE["models"][want], float(_CTRL1_CACHE["s"])
+    _, models, secs = _CACHE[control]
+    return models[want], float(secs)
 
 
 def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
@@ -135,12 +154,7 @@ def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
             device=cfg.device,
         )
 
-    if p["control"] == "csvm":
-        t0 = time.perf_counter()
-        m = make(float(p["tpr"]), "csvm").fit(d["X_train"], y_tr)
-        fit_s = time.perf_counter() - t0
-    else:
-        m, fit_s = _ctrl1_models(cfg, p, d["X_train"], y_tr, make)
+    m, fit_s = _shared_models(cfg, p, d["X_train"], y_tr, make)
     prob = m.predict_proba(d["X_test"])[:, list(m.classes_).index(1)]
     pos, neg = y_te == 1, y_te != 1
     out: dict[str, Any] = {
@@ -162,6 +176,11 @@ def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
         st = [str(s) for s in m.mip_status_.ravel().tolist()]
         out["mip_status"] = {s: st.count(s) for s in sorted(set(st))}
         out["mip_gap_max"] = float(np.max(m.mip_gap_))
+        src = [str(s) for s in m.ctrl2_source_.ravel().tolist()]
+        out["ctrl2_source"] = {s: src.count(s) for s in sorted(set(src))}
+        miqp = m.ctrl2_source_ == "miqp"
+        out["miqp_seconds"] = float(m.ctrl2_seconds_[miqp].sum())
+        out["miqp_seconds_max"] = float(m.ctrl2_seconds_[miqp].max(initial=0.0))
     return out
 
 
@@ -284,7 +303,11 @@ def assemble(
         f"S5c MIQP time limit {cfg.mip.time_limit:g} s per fit. MSE+ = mean (1 - "
         "P(+|x))^2 over held-out positives, MSE- = mean P(+|x)^2 over held-out "
         "negatives; TPR / TNR of P(+|x) >= 1/2; mean over folds. Seconds are per "
-        "ensemble fit. Ctrl2's S5c fits read C as S1 does (u_i = C c_i), so both "
+        "ensemble fit; for Ctrl2 they are the seconds of the fold's whole S5c path, "
+        "shared by every t (one S1 fit per (C, replicate); S1 kept where it meets the "
+        "floor, `s1`; a proven optimum at a lower t kept where it meets the higher "
+        "floor, `reused`; else a MIQP, `miqp`; each fit is the optimum of its own S5c to "
+        "the MIQP gap). Ctrl2's S5c fits read C as S1 does (u_i = C c_i), so both "
         "controls use the same C grid in the same sense; t = 0 is the plain bootstrap "
         "SVM (one fit per fold, shown under both controls). `held` = the held-out TPR "
         "pooled over the finished folds reaches the imposed t (Ctrl1 imposes t on "
@@ -306,7 +329,7 @@ def assemble(
             "",
             "| imposed TPR | folds Ctrl1 / Ctrl2 | Ctrl1 MSE+ | Ctrl1 MSE- | Ctrl1 TPR / "
             "TNR | Ctrl2 MSE+ | Ctrl2 MSE- | Ctrl2 TPR / TNR | s per ensemble fit "
-            "Ctrl1 / Ctrl2 | Ctrl2 MIQP status |",
+            "Ctrl1 / Ctrl2 path | Ctrl2 fits: status (how obtained; MIQP seconds) |",
             "|---|---|---|---|---|---|---|---|---|---|",
         ]
         tprs = ([0.0] if cfg.cost_sensitive.uncontrolled else []) + list(
@@ -316,6 +339,8 @@ def assemble(
         for t in tprs:
             cells, secs, nf = ["0 (none)" if t == 0 else f"{t:.2f}"], [], []
             status: dict[str, int] = {}
+            source: dict[str, int] = {}
+            miqp_s = 0.0
             for control in CONTROLS:
                 suffix = f"/tpr_{t:.2f}/{'none' if t == 0 else control}"
                 us = [v for k, v in du.items() if k.endswith(suffix)]
@@ -352,10 +377,15 @@ def assemble(
                 for u in us:
                     for k, v in u.get("mip_status", {}).items():
                         status[k] = status.get(k, 0) + v
+                    for k, v in u.get("ctrl2_source", {}).items():
+                        source[k] = source.get(k, 0) + v
+                    miqp_s += float(u.get("miqp_seconds", 0.0))
             cells.insert(1, " / ".join(nf))
             cells.append(" / ".join(secs))
+            how = ", ".join(f"{k} {v}" for k, v in sorted(source.items()))
             cells.append(
-                ", ".join(f"{k} {v}" for k, v in sorted(status.items())) or "-"
+                (", ".join(f"{k} {v}" for k, v in sorted(status.items())) or "-")
+                + (f" ({how}; MIQPs {miqp_s:.0f} s)" if how else "")
             )
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
