@@ -9,6 +9,13 @@ Thin entry point over :mod:`torchsvm.experiments.cost_sensitive`: the same as
 dataset (``configs/cost_sensitive.toml``) it prints one JSON line with the number of
 the ``R * B`` S5c fits per imposed t that need a MIQP
 (:func:`torchsvm.experiments.cost_sensitive.ctrl2_workload`).
+
+``--ctrl2-pilot DATASET REPLICATES`` fits Ctrl2's S5c path (every C and t of
+``configs/cost_sensitive.toml``, its MIQP time limit) on fold 0 for the replicates
+``REPLICATES`` (comma-separated indices into the run's B draws) and prints one JSON line:
+how each fit was obtained, MIQP seconds per t and the fold's extrapolated seconds
+(:func:`torchsvm.experiments.cost_sensitive.ctrl2_pilot`). ``--set KEY=VALUE`` options
+after it override the config (e.g. ``--set mip.time_limit=300``).
 """
 
 from __future__ import annotations
@@ -28,5 +35,17 @@ if __name__ == "__main__":
         cfg = load_config(root / "configs" / "cost_sensitive.toml")
         for name in sys.argv[sys.argv.index("--ctrl2-workload") + 1 :]:
             print(json.dumps(ctrl2_workload(cfg, name)), flush=True)
+        raise SystemExit(0)
+    if "--ctrl2-pilot" in sys.argv:
+        from torchsvm.config import load_config
+        from torchsvm.experiments.cost_sensitive import ctrl2_pilot
+
+        at = sys.argv.index("--ctrl2-pilot")
+        name, reps = sys.argv[at + 1], sys.argv[at + 2]
+        sets = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--set"]
+        root = Path(__file__).resolve().parents[1]
+        cfg = load_config(root / "configs" / "cost_sensitive.toml", sets)
+        rep = [int(r) for r in reps.split(",")]
+        print(json.dumps(ctrl2_pilot(cfg, name, 0, rep)), flush=True)
         raise SystemExit(0)
     raise SystemExit(reproduce("cost_sensitive"))

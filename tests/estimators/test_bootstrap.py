@@ -371,7 +371,8 @@ def test_fit_targets_equals_one_fit_per_target(
 
 def test_ctrl2_fit_targets_each_fit_is_its_own_s5c_solve(data: tuple) -> None:
     """Ctrl2 on one shared S5c path (S1 where it meets the floor, a lower target's
-    proven optimum where it meets the higher floor, else a MIQP) gives, for every
+    proven optimum where it meets the higher floor, the upweighted S1 fit for TPR 1,
+    else a MIQP) gives, for every
     (target, C, replicate), the optimum of that fit's own independent S5c solve
     (MIP's fit_s5c_ensemble), and each model equals its own fit."""
     X, y, Xt, _ = data
@@ -383,7 +384,7 @@ def test_ctrl2_fit_targets_each_fit_is_its_own_s5c_solve(data: tuple) -> None:
     models = base.fit_targets(X, y, targets)
     sources = {s for m in models for s in m.ctrl2_source_.ravel()}
     # the data exercise all three ways a fit is obtained
-    assert sources == {"s1", "reused", "miqp"}
+    assert sources == {"s1", "reused", "forced", "miqp"}
     for t, m in zip(targets, models, strict=True):
         assert m.target_tpr == t and (m.mip_status_ == "optimal").all()
         for r, C in enumerate(m.C_grid_):

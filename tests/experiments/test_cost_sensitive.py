@@ -176,4 +176,6 @@ def test_ctrl2_workload_counts_the_fits_that_solve_a_miqp(
         solved[f"{t:.2f}"] = len(calls)
     assert w["miqps"] == solved
     # the case holds fits with and without a MIQP (else the count could not be wrong)
-    assert solved["0.50"] < solved["1.00"]
+    assert solved["0.50"] < solved["0.95"]
+    # t = 1 fixes every positive's binary: one QP each, no MIQP
+    assert solved["1.00"] == 0 < w["forced"]["1.00"]

@@ -32,7 +32,9 @@ SVM S5c of SPEC S5 with the TPR floor ``target_tpr`` on the replicate's in-bag r
 instead of S1; S5c reads each C of the grid as S1 does (``u_i = C c_i``), so a floor the
 replicate's S1 fit already meets leaves that fit unchanged, and the vote threshold stays
 0. The fits come from :func:`fit_s5c_path`: one S1 fit per (C, replicate); S1 where it
-meets the floor (exact, no MIQP); otherwise one HiGHS outer approximation
+meets the floor (exact, no MIQP); for a floor only all positives can meet (TPR 1) the S1
+fit with the positives' slack priced 1e4 times higher where it meets every positive
+(exact, no MIQP); otherwise one HiGHS outer approximation
 (:func:`torchsvm.mip.csvm.solve_csvm`, ``mip_time_limit`` seconds each, ``n_jobs``
 processes over replicates). :meth:`BootstrapProbabilitySVC.fit_targets` fits several
 targets on one path, in increasing order, and takes a proven optimum at a lower target
@@ -40,7 +42,7 @@ as the optimum of a higher one whose floor it meets (exact: S5c's feasible set s
 as the floor rises, its objective does not change). Only the fits differ: OOB
 accuracies, weights, votes and intervals are computed as for Ctrl1. A fit that hits its
 time limit contributes its incumbent (``mip_status_`` and ``mip_gap_`` say which);
-``ctrl2_source_`` says which fits were S1, reused or solved, ``ctrl2_seconds_`` their
+``ctrl2_source_`` says which fits were S1, reused, forced or solved, ``ctrl2_seconds_`` their
 seconds, ``ctrl2_wall_time_`` the seconds of the whole path.
 
 Out-of-bag calibration (``calibration``; issue 17). Every training row ``i`` has the
@@ -118,6 +120,7 @@ from torchsvm.estimators.csvm import _s1_if_optimal
 from torchsvm.kernels import compute_kernel, resolve_gamma
 from torchsvm.mip.csvm import CsvmSolution, fit_s1, solve_csvm
 from torchsvm.mip.model import MipConfig
+from torchsvm.mip.warm_start import S1Fit, s1_bounds
 from torchsvm.problems.csvm import CsvmProblem
 from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers.box_qp import BoxQpSolver
@@ -268,7 +271,8 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
     mip_status_, mip_gap_ : ndarray of shape (R, B)
         Ctrl2 only: status and proven relative gap of every S5c fit.
     ctrl2_source_ : ndarray of shape (R, B), dtype object
-        Ctrl2 only: ``"s1"``, ``"reused"`` or ``"miqp"`` per fit (:class:`S5cPath`).
+        Ctrl2 only: ``"s1"``, ``"reused"``, ``"forced"`` or ``"miqp"`` per fit
+        (:class:`S5cPath`).
     ctrl2_seconds_ : ndarray of shape (R, B)
         Ctrl2 only: seconds per fit after the shared S1 fit.
     ctrl2_wall_time_ : float
@@ -420,15 +424,16 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
                 "(the uncontrolled model is the Ctrl1 one with target_tpr=None)"
             )
         X, y_pm = self._prepare(X, y)
-        path = self._s5c_path(X, y_pm, np.asarray(targets, dtype=np.float64))
+        uniq = sorted(set(targets))  # each distinct floor solved once
+        path = self._s5c_path(X, y_pm, np.asarray(uniq, dtype=np.float64))
         out = []
-        for k, t in enumerate(targets[1:], start=1):
+        for t in targets[1:]:
             m = copy.deepcopy(self)
             m.target_tpr = t
             m._validate_params()
-            m._fit_votes(m._apply_path(path, k, X), y_pm)
+            m._fit_votes(m._apply_path(path, uniq.index(t), X), y_pm)
             out.append(m)
-        self._fit_votes(self._apply_path(path, 0, X), y_pm)
+        self._fit_votes(self._apply_path(path, uniq.index(targets[0]), X), y_pm)
         return out
 
     def _fit_votes(self, train_scores: np.ndarray, y_pm: np.ndarray) -> None:
@@ -1018,7 +1023,10 @@ class S5cPath:
         How each fit was obtained: ``"s1"`` (the replicate's S1 fit meets the floor,
         so it is the S5c optimum; no MIQP), ``"reused"`` (the proven S5c optimum at a
         lower target of the same (C, replicate) meets this floor, so it is optimal here
-        too; no MIQP) or ``"miqp"`` (solved by outer approximation).
+        too; no MIQP), ``"forced"`` (a floor that only all its rows meet, e.g. TPR 1:
+        the binaries are fixed, and the S1 fit with those rows' slack priced 1e4 times
+        higher meets it, so it is the optimum; no MIQP) or ``"miqp"`` (solved by outer
+        approximation).
     seconds : ndarray of shape (T, R, B)
         Seconds of each fit after the shared S1 fit (the MIQP, or the check).
     s1_seconds : ndarray of shape (R, B)
@@ -1069,6 +1077,50 @@ def _reuse_if_feasible(
     return dc_replace(sol, z=z)
 
 
+#: the factor on the positives' S1 bounds of the fit that stands in for a floor forcing
+#: every positive (:func:`_forced_fit`)
+_FORCE_FACTOR = 1e4
+
+
+def _forces_all(problem: CsvmProblem) -> bool:
+    """Whether every floor can only be met with ``z_i = 1`` on all its rows.
+
+    True when dropping the lightest row of a floor already misses it (e.g. a TPR floor
+    of 1): then S5c's binaries are fixed and its optimum is one convex QP.
+    """
+    w = problem.weights
+    for floor in problem.floors:
+        wm = w[problem.floor_members(floor)]
+        if wm.size and float(wm.sum() - wm.min()) >= floor.required - 1e-9:
+            return False
+    return bool(problem.floors)
+
+
+def _forced_fit(problem: CsvmProblem) -> S1Fit:
+    """S1 with the floor rows' slack priced ``_FORCE_FACTOR`` times higher (SPEC S1).
+
+    A relaxation of S5c when every floor row must be met (:func:`_forces_all`): for
+    points with ``xi = 0`` on those rows the objectives agree, and the relaxation drops
+    ``xi <= M (1 - z)``. So if its optimum meets every floor row (``y_i f(x_i) >= 1``),
+    it is the S5c optimum; :func:`~torchsvm.estimators.csvm._s1_if_optimal` checks that
+    and builds the solution, else the caller solves the MIQP.
+    """
+    u = s1_bounds(problem).copy()
+    for floor in problem.floors:
+        members = problem.floor_members(floor)
+        u[members] *= _FORCE_FACTOR
+    keep = np.flatnonzero(u > 0)
+    prob = BatchedSvmProblem.from_bounds(
+        problem.X[keep],
+        problem.y[keep],
+        u[keep][None, :],
+        kernel=problem.kernel,
+        gamma=float(problem.gamma) if problem.kernel != "linear" else 1.0,
+    )
+    sol = BoxQpSolver(SolverConfig(tol=1e-10))(prob)
+    return S1Fit.from_solution(sol, problem.y[keep], rows=keep, n=problem.X.shape[0])
+
+
 def _s5c_path_replicate(
     X: np.ndarray,
     y_pm: np.ndarray,
@@ -1109,6 +1161,7 @@ def _s5c_path_replicate(
         s1 = fit_s1(problems[0])  # S1 does not depend on the floor
         s1_secs[r] = time.perf_counter() - t0
         proven: CsvmSolution | None = None  # last proven optimum at a lower target
+        forced: S1Fit | None = None  # the fit of a floor forcing every row, once
         for k in order:
             t1 = time.perf_counter()
             how = "s1"
@@ -1116,6 +1169,11 @@ def _s5c_path_replicate(
             if sol is None and proven is not None:
                 how = "reused"
                 sol = _reuse_if_feasible(problems[k], proven)
+            if sol is None and _forces_all(problems[k]):
+                how = "forced"
+                if forced is None:
+                    forced = _forced_fit(problems[k])
+                sol = _s1_if_optimal(problems[k], forced, 0.0)
             if sol is None:
                 how = "miqp"
                 sol = solve_csvm(problems[k], config, s1=s1)
@@ -1153,7 +1211,10 @@ def fit_s5c_path(
     - a floor that S1 meets (rows with ``y_i f(x_i) >= 1``) leaves S1 as the optimum;
     - targets are visited in increasing order, and a proven S5c optimum at a lower
       target that meets a higher floor is the optimum there (the feasible set shrinks
-      with the floor, the objective does not change), so no MIQP is solved for it.
+      with the floor, the objective does not change), so no MIQP is solved for it;
+    - a floor only all its rows can meet (TPR 1) fixes the binaries: S1 with those
+      rows' slack priced ``1e4`` times higher is a relaxation whose optimum, when it
+      meets every such row, is the S5c optimum (one batched-solver QP, no MIQP).
 
     Every other fit is one outer approximation warm-started by sliding b on S1
     (:func:`torchsvm.mip.csvm.solve_csvm`, ``time_limit`` seconds each; a fit at the

@@ -24,6 +24,7 @@ positives (``mean (1 - p)^2``) and negatives (``mean p^2``), the held-out TPR / 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,15 @@ from torchsvm.experiments.csvm import settings_table
 from torchsvm.experiments.report import ProtocolReport
 from torchsvm.experiments.runner import Unit, load_fold_data
 
-__all__ = ["CONTROLS", "THESIS", "assemble", "ctrl2_workload", "run_unit", "units"]
+__all__ = [
+    "CONTROLS",
+    "THESIS",
+    "assemble",
+    "ctrl2_pilot",
+    "ctrl2_workload",
+    "run_unit",
+    "units",
+]
 
 CONTROLS = ("threshold", "csvm")
 LABEL = {"threshold": "Ctrl1", "csvm": "Ctrl2"}
@@ -191,8 +200,10 @@ def ctrl2_workload(
 
     A replicate's S5c fit is its S1 fit when that fit already meets the floor in S5c's
     sense (a positive counts when ``y_i f(x_i) >= 1``, weighted by its draw count;
-    :func:`torchsvm.estimators.csvm.fit_s5c_ensemble`); only the others solve a MIQP of
-    up to ``mip.time_limit`` seconds. The S1 fits are the bootstrap SVM's (same draws),
+    :func:`torchsvm.estimators.bootstrap.fit_s5c_path`); a floor that every in-bag
+    positive must meet (``forced``, e.g. t = 1) is one QP; only the others solve a MIQP
+    of up to ``mip.time_limit`` seconds, fewer where the path reuses a lower t's
+    optimum (not counted here: that needs the MIQPs). The S1 fits are the bootstrap SVM's (same draws),
     so this costs one ensemble fit and bounds the Ctrl2 cost of the fold from the count.
     """
     from torchsvm.estimators.bootstrap import BootstrapProbabilitySVC
@@ -214,15 +225,96 @@ def ctrl2_workload(
     w = m.counts_ * (y_pm > 0)[None, :]  # (B, n): in-bag weight of each positive
     met = (y_pm * scores) >= 1.0 - 1e-7  # S5c's z_i = 1 (tolerance as its S1 check)
     rate = (met * w[None]).sum(2) / w.sum(1)[None, :]  # (R, B) weighted in-bag TPR
-    return {
+    # a floor that no row can be dropped from fixes the binaries: one QP, no MIQP
+    # (torchsvm.estimators.bootstrap._forces_all)
+    total = w.sum(1)
+    lightest = np.where(w > 0, w, np.inf).min(1)
+    out: dict[str, Any] = {
         "dataset": dataset,
         "fold": fold,
         "n_train": int(y.size),
         "fits": int(rate.size),
         "s1_ensemble_seconds": secs,
-        "miqps": {
-            f"{t:.2f}": int(np.sum(rate < t - 1e-12)) for t in cfg.cost_sensitive.tprs
-        },
+        "miqps": {},
+        "forced": {},
+    }
+    for t in cfg.cost_sensitive.tprs:
+        need = rate < t - 1e-12
+        forced = (total - lightest < t * total - 1e-9)[None, :] & need
+        out["miqps"][f"{t:.2f}"] = int(np.sum(need & ~forced))
+        out["forced"][f"{t:.2f}"] = int(np.sum(forced))
+    return out
+
+
+def ctrl2_pilot(
+    cfg: ExperimentConfig,
+    dataset: str,
+    fold: int = 0,
+    replicates: Sequence[int] = (0, 1, 2, 3, 4),
+) -> dict[str, Any]:
+    """Ctrl2's S5c path on some replicates of one fold: what the full fold costs.
+
+    The draws are the run's (``bootstrap.n_bootstrap`` replicates, seed
+    ``protocol.seed``); the path (:func:`torchsvm.estimators.bootstrap.fit_s5c_path`,
+    every C of the grid, every t of ``cost_sensitive.tprs``, ``mip.time_limit`` s per
+    MIQP) is fitted on the replicates listed only. Replicates are independent, so a
+    full fold costs about ``B / len(replicates)`` times the path's seconds.
+
+    Returns
+    -------
+    dict
+        Per t: how the fits were obtained (``s1`` / ``reused`` / ``miqp``), MIQP
+        statuses, MIQP seconds (sum, median, 90 % quantile, max) and the largest gap;
+        the path's wall seconds and the extrapolation to all B replicates.
+    """
+    from torchsvm.estimators.bootstrap import _draw_counts, fit_s5c_path
+
+    d = load_fold_data(cfg, dataset, fold)
+    y = np.where(np.asarray(d["y_train"]) > 0, 1.0, -1.0)
+    b = cfg.bootstrap
+    counts = _draw_counts(y, b.n_bootstrap, cfg.protocol.seed)
+    reps = np.asarray(list(replicates), dtype=np.intp)
+    tprs = sorted(float(t) for t in cfg.cost_sensitive.tprs)
+    path = fit_s5c_path(
+        d["X_train"],
+        y,
+        counts[reps],
+        np.asarray(b.C_grid, dtype=float),
+        tprs,
+        kernel=b.kernel,
+        time_limit=cfg.mip.time_limit,
+        mip_rel_gap=cfg.mip.mip_rel_gap,
+    )
+    per_t: dict[str, Any] = {}
+    for k, t in enumerate(tprs):
+        src = path.source[k]
+        miqp = src == "miqp"
+        s = path.seconds[k][miqp]
+        st = path.statuses(k)[miqp].tolist()
+        per_t[f"{t:.2f}"] = {
+            "fits": int(src.size),
+            "s1": int((src == "s1").sum()),
+            "reused": int((src == "reused").sum()),
+            "miqp": int(miqp.sum()),
+            "miqp_status": {x: st.count(x) for x in sorted(set(st))},
+            "miqp_seconds": float(s.sum()),
+            "miqp_seconds_median": float(np.median(s)) if s.size else 0.0,
+            "miqp_seconds_q90": float(np.quantile(s, 0.9)) if s.size else 0.0,
+            "miqp_seconds_max": float(s.max(initial=0.0)),
+            "gap_max": float(path.gaps(k)[miqp].max(initial=0.0)),
+        }
+    scale = b.n_bootstrap / reps.size
+    return {
+        "dataset": dataset,
+        "fold": fold,
+        "n_train": int(y.size),
+        "replicates": reps.tolist(),
+        "n_bootstrap": int(b.n_bootstrap),
+        "time_limit": float(cfg.mip.time_limit),
+        "per_t": per_t,
+        "s1_seconds": float(path.s1_seconds.sum()),
+        "path_seconds": float(path.wall_time),
+        "fold_seconds_estimate": float(path.wall_time * scale),
     }
 
 
