@@ -32,6 +32,12 @@ def test_uncontrolled_column_and_ctrl1_never_lowers_tpr(tmp_path: Path) -> None:
     # the settings table next to the thesis' and the per-dataset floor verdict
     assert "| bootstrap replicates B | >= 100 | 4 **(differs)** |" in summary
     assert "## Did the imposed TPR hold on held-out rows?" in summary
+    # what Ctrl2 covers is part of the settings table
+    row = "| Ctrl2 units finished | every dataset, fold and t | 2 of 2; datasets"
+    assert row + " complete: breast_cancer |" in summary
+    assert (
+        "| Ctrl2 fits at their time limit (incumbent, not proven optimal) |" in summary
+    )
     for t in ("0.50", "1.00"):
         for ctrl in ("Ctrl1", "Ctrl2"):
             f = fig[t][ctrl]

@@ -59,6 +59,8 @@ THESIS = {
     "imposed TPR t": "none (t = 0), 0.5 to 1",
     "Ctrl2 C convention": "as S1 (u_i = C c_i)",
     "S5c time limit per fit": "not stated",
+    "Ctrl2 units finished": "every dataset, fold and t",
+    "Ctrl2 fits at their time limit (incumbent, not proven optimal)": "none",
 }
 
 
@@ -366,6 +368,27 @@ def assemble(
     used = _settings(cfg)
     expected = units(cfg)
     done = [u.key for u in expected if u.key in results]
+    c2 = [u.key for u in expected if u.key.endswith("/csvm")]
+    c2_done = [k for k in c2 if k in results]
+    whole = [
+        name
+        for name in cfg.data.datasets
+        if (mine := [k for k in c2 if k.startswith(f"{name}/")])
+        and all(k in results for k in mine)
+    ]
+    used["Ctrl2 units finished"] = (
+        f"{len(c2_done)} of {len(c2)}; datasets complete: {', '.join(whole) or 'none'}"
+    )
+    n_limit = sum(
+        v
+        for k in c2_done
+        for s_, v in results[k].get("mip_status", {}).items()
+        if s_ != "optimal"
+    )
+    n_fits = sum(sum(results[k].get("mip_status", {}).values()) for k in c2_done)
+    used["Ctrl2 fits at their time limit (incumbent, not proven optimal)"] = (
+        f"{n_limit} of {n_fits}" if n_fits else "none run"
+    )
     lines = [
         "## Settings: this run next to the thesis' (SPEC S2, S5; issue 18)",
         "",
@@ -378,6 +401,10 @@ def assemble(
                 "imposed TPR t": cfg.cost_sensitive.uncontrolled
                 and min(cfg.cost_sensitive.tprs) == 0.5
                 and max(cfg.cost_sensitive.tprs) == 1.0,
+                "Ctrl2 units finished": len(c2_done) == len(c2),
+                "Ctrl2 fits at their time limit (incumbent, not proven optimal)": (
+                    n_fits > 0 and n_limit == 0
+                ),
             },
         ),
         "",
