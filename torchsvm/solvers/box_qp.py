@@ -54,6 +54,7 @@ from torchsvm.solvers.ipm import ipm_low_rank
 from torchsvm.solvers.kkt import duality_gap, project_face
 from torchsvm.solvers.pdas import face_kernel, pdas_dense
 from torchsvm.solvers.polish import polish
+from torchsvm.solvers.smo import smo_problem, use_smo  # RBF, issue 14 (session 6)
 from torchsvm.solvers.solution import BatchedSvmSolution
 from torchsvm.types import SolveStatus
 
@@ -128,10 +129,17 @@ class BoxQpSolver:
     """
 
     def __init__(
-        self, config: SolverConfig | None = None, *, c_path: bool = True
+        self,
+        config: SolverConfig | None = None,
+        *,
+        c_path: bool = True,
+        smo: bool | None = None,
     ) -> None:
         self.config = config or SolverConfig()
         self.c_path = c_path
+        # RBF (issue 14, session 6): dense batches by SMO (solvers/smo.py); None: the
+        # rule of smo.use_smo, True/False force it on/off
+        self.smo = smo
 
     # ------------------------------------------------------------------ public
     def __call__(
@@ -170,6 +178,18 @@ class BoxQpSolver:
             )
         budget = self._memory_budget(problem)
         with torch.inference_mode():
+            if method == "pdas" and use_smo(problem, self.smo):
+                # RBF (issue 14, session 6): batched SMO along the C path; the rows it
+                # does not certify go to the dense active set from its point
+                Q = None if factor is None else factor.dense()
+                out = list(
+                    smo_problem(problem, cfg, _scale_stages(problem), init_alpha, Q)
+                )
+                bad = (out[2] != _OPT).nonzero()[:, 0]
+                if bad.numel():
+                    sub = self._pdas(problem.select(bad.cpu()), out[0][bad], factor)
+                    _replace_rows(out, bad, sub, out[3][bad])
+                return self._finish(problem, *out)
             if method == "pdas":
                 out = self._pdas(problem, init_alpha, factor)
                 return self._finish(problem, *out)

@@ -1,0 +1,147 @@
+"""Batched SMO for dense kernels (torchsvm/solvers/smo.py; issue 14, S8 RBF)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import make_classification
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+from tests.helpers import assert_svm_close, decision_values, primal_dual_gap
+from torchsvm.config import SolverConfig
+from torchsvm.kernels import compute_kernel
+from torchsvm.problems.svm import BatchedSvmProblem
+from torchsvm.solvers.box_qp import BoxQpSolver, _scale_stages
+from torchsvm.solvers.smo import gradient, kkt_violation, smo_path, smo_solve
+
+C_GRID = 2.0 ** np.arange(-3, 4, 2)
+
+
+def _data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    X, y = make_classification(
+        n, d, n_informative=min(d, 4), n_redundant=0, flip_y=0.1, random_state=seed
+    )
+    return StandardScaler().fit_transform(X), np.where(y == 1, 1.0, -1.0)
+
+
+def _counts(n: int, B: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(B)])
+
+
+def _problem(
+    n: int, B: int, seed: int, dtype: str = "float64"
+) -> tuple[BatchedSvmProblem, np.ndarray, np.ndarray, np.ndarray]:
+    X, y = _data(n, 5, seed)
+    counts = _counts(n, B, seed)
+    prob = BatchedSvmProblem.from_bootstrap(
+        X, y, C_GRID, counts, kernel="rbf", gamma="scale", dtype=dtype
+    )
+    return prob, X, y, counts
+
+
+def _libsvm_decision(
+    prob: BatchedSvmProblem, X: np.ndarray, y: np.ndarray, counts: np.ndarray, p: int
+) -> np.ndarray:
+    c = int(prob.index["c_idx"][p])
+    r = int(prob.index["rep_idx"][p])
+    ref = SVC(C=C_GRID[c], gamma=prob.gamma, tol=1e-10, max_iter=10**7)
+    return ref.fit(X, y, sample_weight=counts[r]).decision_function(X)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_smo_matches_libsvm(dtype: str) -> None:
+    prob, X, y, counts = _problem(100, 2, seed=1, dtype=dtype)
+    tol = 1e-7 if dtype == "float64" else 1e-5
+    sol = BoxQpSolver(SolverConfig(tol=tol), smo=True)(prob)
+    assert bool(sol.converged.all())
+    assert float(sol.duality_gap.max()) <= tol
+    # the gap recomputed independently (numpy, float64) from alpha and b
+    assert float(primal_dual_gap(prob, sol).max()) <= (
+        1e-6 if dtype == "float64" else 1e-4
+    )
+    F = decision_values(prob, sol, X)
+    rtol = 1e-4 if dtype == "float64" else 1e-3
+    for p in range(prob.n_problems):
+        assert_svm_close(F[p], _libsvm_decision(prob, X, y, counts, p), rtol, f"p={p}")
+    A, U = sol.alpha.double(), prob.U.double()
+    assert bool((A >= 0).all()) and bool((A <= U).all())
+    assert bool((A[U == 0] == 0).all())  # out-of-bag rows stay at 0
+    yA = (A * prob.y.double()).sum(1).abs()
+    assert float(yA.max()) <= 1e-10 * float(U.sum(1).max()) * (
+        1 if dtype == "float64" else 1e5
+    )
+
+
+def test_smo_matches_dense_active_set() -> None:
+    prob, _, _, _ = _problem(80, 2, seed=2)
+    s_smo = BoxQpSolver(SolverConfig(tol=1e-9), smo=True)(prob)
+    s_pdas = BoxQpSolver(SolverConfig(tol=1e-9), smo=False)(prob)
+    assert bool(s_smo.converged.all()) and bool(s_pdas.converged.all())
+    np.testing.assert_allclose(
+        s_smo.dual.numpy(), s_pdas.dual.numpy(), rtol=1e-8, atol=1e-10
+    )
+
+
+def test_smo_solve_reaches_eps_and_keeps_gradient() -> None:
+    X, y = _data(60, 3, seed=4)
+    Xt, yt = torch.as_tensor(X), torch.as_tensor(y)
+    K = compute_kernel(Xt, kernel="rbf", gamma=0.3)
+    U = torch.as_tensor(_counts(60, 4, 4), dtype=torch.float64) * 2.0
+    for shrink in (True, False):
+        A, G, it, viol = smo_solve(K, yt, U, eps=1e-6, shrink=shrink)
+        assert bool((viol < 1e-6).all()) and bool((it > 0).all())
+        torch.testing.assert_close(G, gradient(K, yt, A), rtol=0, atol=1e-10)
+        torch.testing.assert_close(kkt_violation(A, G, yt, U)[0], viol)
+        assert float((A * yt).sum(1).abs().max()) <= 1e-12
+        assert bool((A >= 0).all()) and bool((A <= U).all())
+
+
+def test_c_path_warm_start_equals_cold_solve() -> None:
+    prob, _, _, _ = _problem(80, 2, seed=5)
+    K = compute_kernel(prob.X, kernel="rbf", gamma=prob.gamma)
+    path = smo_path(K, prob.y, prob.U, _scale_stages(prob), tol=1e-9)
+    cold = smo_path(K, prob.y, prob.U, None, tol=1e-9)
+    assert bool(path[2].all()) and bool(cold[2].all())
+    np.testing.assert_allclose(path[5].numpy(), cold[5].numpy(), rtol=1e-8)
+
+
+def test_one_class_left_after_bootstrap_is_a_clear_error() -> None:
+    X, y = _data(40, 3, seed=6)
+    counts = np.ones((2, 40), dtype=int)
+    counts[1, y > 0] = 0  # replicate 1 drew no positive row
+    with pytest.raises(ValueError, match="one class left"):
+        BatchedSvmProblem.from_bootstrap(X, y, [1.0], counts, kernel="rbf")
+
+
+def test_single_in_bag_row_per_class_is_solved() -> None:
+    # a replicate with one positive and one negative row: the only feasible points
+    # have a_+ = a_-; both reach the bound min(u_+, u_-) at small C
+    X, y = _data(30, 3, seed=7)
+    counts = np.zeros((1, 30), dtype=int)
+    counts[0, np.flatnonzero(y > 0)[0]] = 1
+    counts[0, np.flatnonzero(y < 0)[:3]] = [1, 2, 1]
+    prob = BatchedSvmProblem.from_bootstrap(X, y, [0.1, 10.0], counts, kernel="rbf")
+    sol = BoxQpSolver(SolverConfig(tol=1e-9), smo=True)(prob)
+    assert bool(sol.converged.all())
+    F = decision_values(prob, sol, X)
+    for p in range(2):
+        ref = SVC(C=[0.1, 10.0][p], gamma=prob.gamma, tol=1e-10)
+        f_ref = ref.fit(X, y, sample_weight=counts[0]).decision_function(X)
+        assert_svm_close(F[p], f_ref, 1e-5, f"p={p}")
+
+
+def test_diagonal_shift_and_infinite_bounds_go_to_the_active_set() -> None:
+    # S1b problems (u = inf, a diagonal shift) are outside SMO's box: BoxQpSolver must
+    # not send them there, and still solve them
+    X, y = _data(60, 3, seed=8)
+    prob = BatchedSvmProblem.from_diag_shift(
+        X, y, [0.5, 2.0], [1.0, 0.25], kernel="rbf"
+    )
+    sol = BoxQpSolver(SolverConfig(tol=1e-8), smo=True)(prob)
+    assert bool(sol.converged.all())
+    with pytest.raises(ValueError, match="finite upper bounds"):
+        K = compute_kernel(prob.X, kernel="rbf", gamma=prob.gamma)
+        smo_solve(K, prob.y, prob.U)
