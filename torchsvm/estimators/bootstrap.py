@@ -118,9 +118,9 @@ from torchsvm.estimators.calibration import (
 )
 from torchsvm.estimators.csvm import _s1_if_optimal
 from torchsvm.kernels import compute_kernel, resolve_gamma
-from torchsvm.mip.csvm import CsvmSolution, fit_s1, solve_csvm
+from torchsvm.mip.csvm import CsvmSolution, solve_csvm
 from torchsvm.mip.model import MipConfig
-from torchsvm.mip.warm_start import S1Fit, s1_bounds
+from torchsvm.mip.warm_start import S1Fit
 from torchsvm.problems.csvm import CsvmProblem
 from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers.box_qp import BoxQpSolver
@@ -1029,8 +1029,9 @@ class S5cPath:
         approximation).
     seconds : ndarray of shape (T, R, B)
         Seconds of each fit after the shared S1 fit (the MIQP, or the check).
-    s1_seconds : ndarray of shape (R, B)
-        Seconds of the S1 fit (and the problem set-up) shared by the targets.
+    s1_seconds : float
+        Seconds of the batched S1 fits (and the upweighted fits of TPR-1 floors)
+        shared by the targets.
     wall_time : float
         Seconds of the whole path.
     """
@@ -1039,7 +1040,7 @@ class S5cPath:
     solutions: tuple[tuple[tuple[CsvmSolution, ...], ...], ...]
     source: np.ndarray
     seconds: np.ndarray
-    s1_seconds: np.ndarray
+    s1_seconds: float
     wall_time: float
 
     def statuses(self, k: int) -> np.ndarray:
@@ -1078,7 +1079,7 @@ def _reuse_if_feasible(
 
 
 #: the factor on the positives' S1 bounds of the fit that stands in for a floor forcing
-#: every positive (:func:`_forced_fit`)
+#: every positive (:func:`_batched_s1_fits`)
 _FORCE_FACTOR = 1e4
 
 
@@ -1096,50 +1097,61 @@ def _forces_all(problem: CsvmProblem) -> bool:
     return bool(problem.floors)
 
 
-def _forced_fit(problem: CsvmProblem) -> S1Fit:
-    """S1 with the floor rows' slack priced ``_FORCE_FACTOR`` times higher (SPEC S1).
+def _batched_s1_fits(
+    X: np.ndarray,
+    y_pm: np.ndarray,
+    counts: np.ndarray,
+    C_grid: np.ndarray,
+    kernel: str,
+    gamma: float,
+    positive_factor: float = 1.0,
+    tol: float = 1e-8,
+) -> list[list[S1Fit]]:
+    """S1 fits ``[b][r]`` of every (replicate, C) as ONE batch of the dual solver.
 
-    A relaxation of S5c when every floor row must be met (:func:`_forces_all`): for
-    points with ``xi = 0`` on those rows the objectives agree, and the relaxation drops
-    ``xi <= M (1 - z)``. So if its optimum meets every floor row (``y_i f(x_i) >= 1``),
-    it is the S5c optimum; :func:`~torchsvm.estimators.csvm._s1_if_optimal` checks that
-    and builds the solution, else the caller solves the MIQP.
+    Bounds ``u_i = C_r c_{b,i}`` (S1's convention, :func:`~torchsvm.mip.warm_start.
+    s1_bounds` of the S5c problem), the positives' multiplied by ``positive_factor``.
+    With ``positive_factor = _FORCE_FACTOR`` this is the relaxation of a floor that
+    every positive must meet (TPR 1): for points with ``xi = 0`` on the positives the
+    objectives agree and the relaxation drops ``xi <= M (1 - z)``, so where its optimum
+    meets every positive (``y_i f(x_i) >= 1``) it is the S5c optimum;
+    :func:`~torchsvm.estimators.csvm._s1_if_optimal` checks that and builds the
+    solution, else the caller solves the MIQP.
     """
-    u = s1_bounds(problem).copy()
-    for floor in problem.floors:
-        members = problem.floor_members(floor)
-        u[members] *= _FORCE_FACTOR
-    keep = np.flatnonzero(u > 0)
-    prob = BatchedSvmProblem.from_bounds(
-        problem.X[keep],
-        problem.y[keep],
-        u[keep][None, :],
-        kernel=problem.kernel,
-        gamma=float(problem.gamma) if problem.kernel != "linear" else 1.0,
+    B, R = counts.shape[0], C_grid.size
+    scale = np.where(y_pm > 0, float(positive_factor), 1.0)
+    U = (C_grid[:, None, None] * counts[None, :, :] * scale[None, None, :]).reshape(
+        R * B, -1
     )
-    sol = BoxQpSolver(SolverConfig(tol=1e-10))(prob)
-    return S1Fit.from_solution(sol, problem.y[keep], rows=keep, n=problem.X.shape[0])
+    prob = BatchedSvmProblem.from_bounds(
+        X, y_pm, U, kernel=kernel, gamma=float(gamma) if kernel != "linear" else 1.0
+    )
+    sol = BoxQpSolver(SolverConfig(tol=float(tol)))(prob)
+    return [
+        [S1Fit.from_solution(sol, y_pm, index=r * B + b) for r in range(R)]
+        for b in range(B)
+    ]
 
 
 def _s5c_path_replicate(
     X: np.ndarray,
     y_pm: np.ndarray,
     counts: np.ndarray,
+    s1_fits: list[S1Fit],
+    forced_fits: list[S1Fit] | None,
     C_grid: np.ndarray,
     targets: np.ndarray,
     kernel: str,
     gamma: float,
     config: MipConfig,
-) -> tuple[list[list[CsvmSolution]], np.ndarray, np.ndarray, np.ndarray]:
-    """Every (target, C) S5c fit of one replicate: (solutions[k][r], source, s, s1_s)."""
+) -> tuple[list[list[CsvmSolution]], np.ndarray, np.ndarray]:
+    """Every (target, C) S5c fit of one replicate: (solutions[k][r], source, seconds)."""
     T, R = targets.size, C_grid.size
     sols: list[list[Any]] = [[None] * R for _ in range(T)]
     source = np.empty((T, R), dtype=object)
     secs = np.zeros((T, R))
-    s1_secs = np.zeros(R)
     order = np.argsort(targets, kind="stable")
     for r, C in enumerate(C_grid):
-        t0 = time.perf_counter()
         problems = [
             CsvmProblem.from_data(
                 X,
@@ -1158,10 +1170,8 @@ def _s5c_path_replicate(
             )
             for t in targets
         ]
-        s1 = fit_s1(problems[0])  # S1 does not depend on the floor
-        s1_secs[r] = time.perf_counter() - t0
+        s1 = s1_fits[r]  # S1 does not depend on the floor
         proven: CsvmSolution | None = None  # last proven optimum at a lower target
-        forced: S1Fit | None = None  # the fit of a floor forcing every row, once
         for k in order:
             t1 = time.perf_counter()
             how = "s1"
@@ -1169,11 +1179,9 @@ def _s5c_path_replicate(
             if sol is None and proven is not None:
                 how = "reused"
                 sol = _reuse_if_feasible(problems[k], proven)
-            if sol is None and _forces_all(problems[k]):
+            if sol is None and forced_fits is not None and _forces_all(problems[k]):
                 how = "forced"
-                if forced is None:
-                    forced = _forced_fit(problems[k])
-                sol = _s1_if_optimal(problems[k], forced, 0.0)
+                sol = _s1_if_optimal(problems[k], forced_fits[r], 0.0)
             if sol is None:
                 how = "miqp"
                 sol = solve_csvm(problems[k], config, s1=s1)
@@ -1183,7 +1191,7 @@ def _s5c_path_replicate(
             sols[k][r], source[k, r], secs[k, r] = sol, how, dt
             if sol.status is SolveStatus.optimal:
                 proven = sol
-    return sols, source, secs, s1_secs
+    return sols, source, secs
 
 
 def fit_s5c_path(
@@ -1207,14 +1215,15 @@ def fit_s5c_path(
     :func:`torchsvm.estimators.csvm.fit_s5c_ensemble` makes for one target. What is
     shared, all of it exact:
 
-    - one S1 fit per (C, replicate) for all targets (S1 does not see the floor);
+    - one S1 fit per (C, replicate) for all targets (S1 does not see the floor), all
+      of them one batch of the dual solver;
     - a floor that S1 meets (rows with ``y_i f(x_i) >= 1``) leaves S1 as the optimum;
     - targets are visited in increasing order, and a proven S5c optimum at a lower
       target that meets a higher floor is the optimum there (the feasible set shrinks
       with the floor, the objective does not change), so no MIQP is solved for it;
     - a floor only all its rows can meet (TPR 1) fixes the binaries: S1 with those
       rows' slack priced ``1e4`` times higher is a relaxation whose optimum, when it
-      meets every such row, is the S5c optimum (one batched-solver QP, no MIQP).
+      meets every such row, is the S5c optimum (one batch of such QPs, no MIQP).
 
     Every other fit is one outer approximation warm-started by sliding b on S1
     (:func:`torchsvm.mip.csvm.solve_csvm`, ``time_limit`` seconds each; a fit at the
@@ -1251,6 +1260,24 @@ def fit_s5c_path(
     if tg.size == 0 or not np.all((tg > 0) & (tg <= 1)):
         raise ValueError(f"Ctrl2 targets must lie in (0, 1]; got {tg.tolist()}")
     config = MipConfig(time_limit=float(time_limit), mip_rel_gap=float(mip_rel_gap))
+    B, R = cnt.shape[0], grid.size
+    t0 = time.perf_counter()
+    # the S1 fits of every (C, replicate) as one batch; and, for the replicates where
+    # some target forces every in-bag positive (TPR 1), their upweighted fits as one
+    w_pos = cnt * (ya > 0)[None, :]
+    total = w_pos.sum(1)
+    lightest = np.where(w_pos > 0, w_pos, np.inf).min(1)
+    forcing = (total - lightest)[:, None] < tg[None, :] * total[:, None] - 1e-9
+    need = np.flatnonzero(forcing.any(1))
+    s1_all = _batched_s1_fits(Xa, ya, cnt, grid, kernel, float(gamma))
+    forced_all: list[list[S1Fit] | None] = [None] * B
+    if need.size:
+        fits = _batched_s1_fits(
+            Xa, ya, cnt[need], grid, kernel, float(gamma), _FORCE_FACTOR, tol=1e-10
+        )
+        for b, f in zip(need, fits, strict=True):
+            forced_all[b] = f
+    s1_wall = time.perf_counter() - t0
     job = partial(
         _s5c_path_replicate,
         Xa,
@@ -1261,15 +1288,16 @@ def fit_s5c_path(
         gamma=float(gamma),
         config=config,
     )
-    t0 = time.perf_counter()
     if n_jobs == 1:
-        out = [job(c) for c in cnt]
+        out = [job(cnt[b], s1_all[b], forced_all[b]) for b in range(B)]
     else:
         from joblib import Parallel, delayed
 
-        out = Parallel(n_jobs=n_jobs)(delayed(job)(c) for c in cnt)
+        out = Parallel(n_jobs=n_jobs)(
+            delayed(job)(cnt[b], s1_all[b], forced_all[b]) for b in range(B)
+        )
     wall = time.perf_counter() - t0
-    T, R = tg.size, grid.size
+    T = tg.size
     sols = tuple(
         tuple(tuple(o[0][k][r] for o in out) for r in range(R)) for k in range(T)
     )
@@ -1278,6 +1306,6 @@ def fit_s5c_path(
         solutions=sols,
         source=np.stack([o[1] for o in out], axis=2),
         seconds=np.stack([o[2] for o in out], axis=2),
-        s1_seconds=np.stack([o[3] for o in out], axis=1),
+        s1_seconds=float(s1_wall),
         wall_time=float(wall),
     )

@@ -314,7 +314,7 @@ def ctrl2_pilot(
         "n_bootstrap": int(b.n_bootstrap),
         "time_limit": float(cfg.mip.time_limit),
         "per_t": per_t,
-        "s1_seconds": float(path.s1_seconds.sum()),
+        "s1_seconds": float(path.s1_seconds),
         "path_seconds": float(path.wall_time),
         "fold_seconds_estimate": float(path.wall_time * scale),
     }
