@@ -1034,6 +1034,11 @@ class S5cPath:
         shared by the targets.
     wall_time : float
         Seconds of the whole path.
+    cpu_seconds : ndarray of shape (T, R, B) or None
+        CPU seconds of this process per fit (as ``seconds``; on a loaded machine the
+        wall seconds overstate the work; with ``n_jobs > 1`` the worker's).
+    s1_cpu_seconds : float
+        CPU seconds of the batched S1 fits.
     """
 
     targets: np.ndarray
@@ -1042,6 +1047,8 @@ class S5cPath:
     seconds: np.ndarray
     s1_seconds: float
     wall_time: float
+    cpu_seconds: np.ndarray | None = None
+    s1_cpu_seconds: float = 0.0
 
     def statuses(self, k: int) -> np.ndarray:
         """Status strings of target ``k``: shape (R, B)."""
@@ -1144,12 +1151,14 @@ def _s5c_path_replicate(
     kernel: str,
     gamma: float,
     config: MipConfig,
-) -> tuple[list[list[CsvmSolution]], np.ndarray, np.ndarray]:
-    """Every (target, C) S5c fit of one replicate: (solutions[k][r], source, seconds)."""
+) -> tuple[list[list[CsvmSolution]], np.ndarray, np.ndarray, np.ndarray]:
+    """Every (target, C) S5c fit of one replicate: (solutions[k][r], source, seconds,
+    CPU seconds)."""
     T, R = targets.size, C_grid.size
     sols: list[list[Any]] = [[None] * R for _ in range(T)]
     source = np.empty((T, R), dtype=object)
     secs = np.zeros((T, R))
+    cpu = np.zeros((T, R))
     order = np.argsort(targets, kind="stable")
     for r, C in enumerate(C_grid):
         problems = [
@@ -1173,7 +1182,7 @@ def _s5c_path_replicate(
         s1 = s1_fits[r]  # S1 does not depend on the floor
         proven: CsvmSolution | None = None  # last proven optimum at a lower target
         for k in order:
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), time.process_time()
             how = "s1"
             sol = _s1_if_optimal(problems[k], s1, 0.0)
             if sol is None and proven is not None:
@@ -1186,12 +1195,13 @@ def _s5c_path_replicate(
                 how = "miqp"
                 sol = solve_csvm(problems[k], config, s1=s1)
             dt = time.perf_counter() - t1
+            cpu[k, r] = time.process_time() - c1
             if how != "miqp":
                 sol = dc_replace(sol, runtime=dt)
             sols[k][r], source[k, r], secs[k, r] = sol, how, dt
             if sol.status is SolveStatus.optimal:
                 proven = sol
-    return sols, source, secs
+    return sols, source, secs, cpu
 
 
 def fit_s5c_path(
@@ -1261,7 +1271,7 @@ def fit_s5c_path(
         raise ValueError(f"Ctrl2 targets must lie in (0, 1]; got {tg.tolist()}")
     config = MipConfig(time_limit=float(time_limit), mip_rel_gap=float(mip_rel_gap))
     B, R = cnt.shape[0], grid.size
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     # the S1 fits of every (C, replicate) as one batch; and, for the replicates where
     # some target forces every in-bag positive (TPR 1), their upweighted fits as one
     w_pos = cnt * (ya > 0)[None, :]
@@ -1277,7 +1287,7 @@ def fit_s5c_path(
         )
         for b, f in zip(need, fits, strict=True):
             forced_all[b] = f
-    s1_wall = time.perf_counter() - t0
+    s1_wall, s1_cpu = time.perf_counter() - t0, time.process_time() - c0
     job = partial(
         _s5c_path_replicate,
         Xa,
@@ -1306,6 +1316,8 @@ def fit_s5c_path(
         solutions=sols,
         source=np.stack([o[1] for o in out], axis=2),
         seconds=np.stack([o[2] for o in out], axis=2),
+        cpu_seconds=np.stack([o[3] for o in out], axis=2),
         s1_seconds=float(s1_wall),
+        s1_cpu_seconds=float(s1_cpu),
         wall_time=float(wall),
     )

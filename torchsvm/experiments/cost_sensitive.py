@@ -265,9 +265,11 @@ def ctrl2_pilot(
     Returns
     -------
     dict
-        Per t: how the fits were obtained (``s1`` / ``reused`` / ``miqp``), MIQP
-        statuses, MIQP seconds (sum, median, 90 % quantile, max) and the largest gap;
-        the path's wall seconds and the extrapolation to all B replicates.
+        Per t: how the fits were obtained (``s1`` / ``reused`` / ``forced`` /
+        ``miqp``), MIQP statuses, MIQP wall seconds (sum, median, 90 % quantile, max),
+        MIQP CPU seconds (sum, median, max; on a loaded machine the honest measure of
+        work) and the largest gap; the path's wall and CPU seconds and their
+        extrapolation to all B replicates.
     """
     from torchsvm.estimators.bootstrap import _draw_counts, fit_s5c_path
 
@@ -276,6 +278,7 @@ def ctrl2_pilot(
     b = cfg.bootstrap
     counts = _draw_counts(y, b.n_bootstrap, cfg.protocol.seed)
     reps = np.asarray(list(replicates), dtype=np.intp)
+    c0 = time.process_time()
     tprs = sorted(float(t) for t in cfg.cost_sensitive.tprs)
     path = fit_s5c_path(
         d["X_train"],
@@ -292,11 +295,13 @@ def ctrl2_pilot(
         src = path.source[k]
         miqp = src == "miqp"
         s = path.seconds[k][miqp]
+        cpu = path.cpu_seconds[k][miqp] if path.cpu_seconds is not None else s
         st = path.statuses(k)[miqp].tolist()
         per_t[f"{t:.2f}"] = {
             "fits": int(src.size),
             "s1": int((src == "s1").sum()),
             "reused": int((src == "reused").sum()),
+            "forced": int((src == "forced").sum()),
             "miqp": int(miqp.sum()),
             "miqp_status": {x: st.count(x) for x in sorted(set(st))},
             "miqp_seconds": float(s.sum()),
@@ -304,8 +309,15 @@ def ctrl2_pilot(
             "miqp_seconds_q90": float(np.quantile(s, 0.9)) if s.size else 0.0,
             "miqp_seconds_max": float(s.max(initial=0.0)),
             "gap_max": float(path.gaps(k)[miqp].max(initial=0.0)),
+            "miqp_cpu_seconds": float(cpu.sum()),
+            "miqp_cpu_seconds_median": float(np.median(cpu)) if cpu.size else 0.0,
+            "miqp_cpu_seconds_max": float(cpu.max(initial=0.0)),
+            "other_cpu_seconds": float(
+                path.cpu_seconds[k][~miqp].sum() if path.cpu_seconds is not None else 0
+            ),
         }
     scale = b.n_bootstrap / reps.size
+    cpu_total = time.process_time() - c0
     return {
         "dataset": dataset,
         "fold": fold,
@@ -315,8 +327,11 @@ def ctrl2_pilot(
         "time_limit": float(cfg.mip.time_limit),
         "per_t": per_t,
         "s1_seconds": float(path.s1_seconds),
+        "s1_cpu_seconds": float(path.s1_cpu_seconds),
         "path_seconds": float(path.wall_time),
+        "path_cpu_seconds": float(cpu_total),
         "fold_seconds_estimate": float(path.wall_time * scale),
+        "fold_cpu_seconds_estimate": float(cpu_total * scale),
     }
 
 
