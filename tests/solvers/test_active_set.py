@@ -15,7 +15,7 @@ from torchsvm.solvers import box_qp
 from torchsvm.solvers.active_set import active_set_low_rank
 from torchsvm.solvers.box_qp import BoxQpSolver
 from torchsvm.solvers.factor import build_factor
-from torchsvm.solvers.kkt import duality_gap
+from torchsvm.solvers.kkt import duality_gap, project_face
 
 
 def _bootstrap_problem(
@@ -98,3 +98,28 @@ def test_uncertified_path_rows_go_to_the_interior_point(
     assert bool(sol.converged.all())
     ref = BoxQpSolver(SolverConfig(method="ipm"), c_path=False)(prob)
     np.testing.assert_allclose(sol.dual.numpy(), ref.dual.numpy(), rtol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_active_set_from_a_wide_interior_face(dtype: str) -> None:
+    # a start with every coordinate free (|F| = n >> k + 1): the face has no unique
+    # minimiser (jittered solve), the faces shrink by blocking and grow again by
+    # freeing; the result must be the optimum, feasible, for every row
+    prob, *_ = _bootstrap_problem(120, 4, 3, seed=5, dtype=dtype)
+    F = build_factor(prob)
+    W = F.low_rank()
+    y, U = prob.y, prob.U
+    with torch.inference_mode():
+        A0 = project_face(torch.where(U > 0, 0.5 * U, 0.0), y, U)
+        a, _, it, ok = active_set_low_rank(W, y, U, A0, max_iter=500)
+        _, dual, rel, _ = duality_gap(a, F.matvec(a), y, U, None)
+    tol = 1e-9 if dtype == "float64" else 1e-5
+    assert bool(ok.all()), it
+    assert float(rel.max()) <= tol
+    ref = BoxQpSolver(SolverConfig(method="ipm", tol=tol), c_path=False)(prob)
+    np.testing.assert_allclose(
+        dual.double().numpy(), ref.dual.double().numpy(), rtol=10 * tol
+    )
+    assert bool((a >= 0).all()) and bool((a <= U).all())
+    eps = torch.finfo(a.dtype).eps
+    assert float((a * y).sum(1).abs().max()) <= 1e3 * eps * float(U.sum(1).max())
