@@ -30,6 +30,7 @@ def _rates(y_true, y_pred, pos):
     return np.mean(y_pred[p] == pos), np.mean(y_pred[~p] != pos)
 
 
+@pytest.mark.slow  # a MIP per grid point / floor pair: 10-45 s
 def test_selector_matches_milp_and_meets_floors():
     X, y = _data()
     fs = CostSensitiveFeatureSelector(min_tpr=0.85, min_tnr=0.85, time_limit=20)
@@ -104,6 +105,7 @@ def test_rbf_uses_only_selected_features():
     assert fs.score(X, y) >= 0.85
 
 
+@pytest.mark.slow  # a MIP per grid point / floor pair: 10-45 s
 def test_selector_in_pipeline_and_grid_search():
     X, y = _data(3, n=80)
     pipe = Pipeline(
@@ -126,6 +128,7 @@ def test_selector_in_pipeline_and_grid_search():
     assert grid.score(X, y) > 0.7
 
 
+@pytest.mark.slow  # a MIP per grid point / floor pair: 10-45 s
 def test_selector_alone_in_grid_search():
     # the selector is tunable on its own (it has predict / score)
     X, y = _data(3, n=80)

@@ -103,6 +103,7 @@ def test_selection_milp_matches_brute_force(seed, p, costs):
     assert np.all(res.w[~res.support] == 0)
 
 
+@pytest.mark.slow  # 64 subsets brute force
 def test_selection_milp_brute_force_d6():
     X, y = _toy(7, n=8, d=6, noise=0.3)
     expected = _brute_force_cost(X, y, 1.0, 0.75, np.ones(6), 100.0)

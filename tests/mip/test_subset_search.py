@@ -88,6 +88,7 @@ def test_plane_witness_gives_a_feasible_point() -> None:
     assert x2 is None or check_feasible(model, x2)[0]
 
 
+@pytest.mark.slow  # ~25-55 s each (brute force over every subset)
 @pytest.mark.parametrize("seed", range(3))
 def test_search_matches_brute_force_and_full_milp(seed: int) -> None:
     X, y = _data(seed, n=30, d=4)
