@@ -205,7 +205,25 @@ def active_set_low_rank(
         # proportion to the residual, so repeated full steps refine the point.
         # (batched mat-vecs as products and sums: bmm is slow on (1, f) @ (f, k))
         rhs = torch.where(valid, 1.0 - (Wf * w[:, None, :]).sum(2), 0.0)
-        d, bS, ok = _face_solve(Wf, yF, valid, rhs, c_corr)
+        # one padded batch, except that rows with faces wider than k + 1 (a start
+        # with many free coordinates) are solved apart: padding every row to the
+        # widest face made each LU that wide (measured: 0.3 s per iteration)
+        wn = min(idx.shape[1], cap_face + 2)
+        wide = nfree > wn
+        if idx.shape[1] > wn and bool(wide.any()) and not bool(wide.all()):
+            d = torch.zeros_like(rhs)
+            bS = torch.zeros_like(c_corr)
+            ok = torch.ones_like(wide)
+            nr = (~wide).nonzero()[:, 0]
+            wr = wide.nonzero()[:, 0]
+            d[nr, :wn], bS[nr], ok[nr] = _face_solve(
+                Wf[nr, :wn], yF[nr, :wn], valid[nr, :wn], rhs[nr, :wn], c_corr[nr]
+            )
+            d[wr], bS[wr], ok[wr] = _face_solve(
+                Wf[wr], yF[wr], valid[wr], rhs[wr], c_corr[wr]
+            )
+        else:
+            d, bS, ok = _face_solve(Wf, yF, valid, rhs, c_corr)
         # ratio test along d on the face
         d = torch.where(valid, d, 0.0)
         finF = torch.isfinite(uF)

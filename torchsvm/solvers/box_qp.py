@@ -448,9 +448,12 @@ class BoxQpSolver:
                 A0 = A[src] * (scale[rows] / scale[src])[:, None]
             # snap to the bounds what a tolerance-certified point left near them
             # (the interior point, ADMM or the polish certify within ``tol``)
+            # (float32: the interior point stops at ~100 eps, whose iterate sits
+            # ~1e-5 off the bounds; a 1e-6 snap left faces of hundreds of points)
+            snap = max(1e-6, 1e3 * torch.finfo(dt).eps)
             r = A0 / torch.where(fin[rows] & (Ur > 0), Ur, 1.0)
             A0 = torch.where(
-                r < 1e-6, 0.0, torch.where(fin[rows] & (r > 1 - 1e-6), Ur, A0)
+                r < snap, 0.0, torch.where(fin[rows] & (r > 1 - snap), Ur, A0)
             )
             A0 = torch.minimum(A0, torch.where(fin[rows], Ur, A0)) * (Ur > 0)
             # same bootstrap counts: the scaled point is feasible; project the others
