@@ -1062,7 +1062,10 @@ class S5cPath:
 
 
 def _reuse_if_feasible(
-    problem: CsvmProblem, sol: CsvmSolution, tol: float = _REUSE_TOL
+    problem: CsvmProblem,
+    sol: CsvmSolution,
+    tol: float = _REUSE_TOL,
+    margin: np.ndarray | None = None,
 ) -> CsvmSolution | None:
     """``sol`` (an S5c optimum at a lower floor) if it meets ``problem``'s floors.
 
@@ -1071,9 +1074,11 @@ def _reuse_if_feasible(
     optimal at ``t'`` (with the same bound and gap). Feasible means: ``xi_i = max(0, 1 -
     y_i f(x_i)) <= M`` on the in-bag rows and the draw-weighted count of floor rows with
     ``y_i f(x_i) >= 1 - tol`` (``z_i = 1``) reaches each floor. Returns None otherwise.
+    ``margin``: ``y_i f(x_i)`` on ``problem.train_idx`` if already known.
     """
     I = problem.train_idx
-    margin = problem.y[I] * sol.decision_function(problem.X[I])
+    if margin is None:
+        margin = problem.y[I] * sol.decision_function(problem.X[I])
     if np.maximum(0.0, 1.0 - margin).max(initial=0.0) > problem.big_m:
         return None
     z = margin >= 1.0 - tol
@@ -1180,14 +1185,32 @@ def _s5c_path_replicate(
             for t in targets
         ]
         s1 = s1_fits[r]  # S1 does not depend on the floor
+        I = problems[0].train_idx  # the in-bag rows, the same for every target
+        # S1 as an S5c solution once (at the lowest target it meets), then its margins
+        # against the higher floors; it misses every floor above the first it misses
+        s1_sol: CsvmSolution | None = None
+        s1_margin: np.ndarray | None = None
+        s1_out = False
         proven: CsvmSolution | None = None  # last proven optimum at a lower target
+        proven_margin: np.ndarray | None = None
         for k in order:
             t1, c1 = time.perf_counter(), time.process_time()
             how = "s1"
-            sol = _s1_if_optimal(problems[k], s1, 0.0)
+            sol = None
+            if not s1_out and s1_sol is None:
+                sol = _s1_if_optimal(problems[k], s1, 0.0)
+                if sol is not None:
+                    s1_sol = sol
+                    s1_margin = problems[k].y[I] * sol.decision_function(
+                        problems[k].X[I]
+                    )
+            elif not s1_out and s1_sol is not None:
+                # the tolerance of _s1_if_optimal's own check
+                sol = _reuse_if_feasible(problems[k], s1_sol, 1e-7, s1_margin)
+            s1_out = s1_out or sol is None
             if sol is None and proven is not None:
                 how = "reused"
-                sol = _reuse_if_feasible(problems[k], proven)
+                sol = _reuse_if_feasible(problems[k], proven, _REUSE_TOL, proven_margin)
             if sol is None and forced_fits is not None and _forces_all(problems[k]):
                 how = "forced"
                 sol = _s1_if_optimal(problems[k], forced_fits[r], 0.0)
@@ -1199,8 +1222,11 @@ def _s5c_path_replicate(
             if how != "miqp":
                 sol = dc_replace(sol, runtime=dt)
             sols[k][r], source[k, r], secs[k, r] = sol, how, dt
-            if sol.status is SolveStatus.optimal:
+            if sol.status is SolveStatus.optimal and sol is not proven:
                 proven = sol
+                proven_margin = problems[k].y[I] * sol.decision_function(
+                    problems[k].X[I]
+                )
     return sols, source, secs, cpu
 
 
