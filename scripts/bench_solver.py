@@ -159,6 +159,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="BoxQpSolver(c_path=...): linear batches solved along the C path",
     )
     ap.add_argument(
+        "--smo",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="BoxQpSolver(smo=...): dense (RBF) batches by batched SMO "
+        "(torchsvm/solvers/smo.py); default: the solver's own rule",
+    )
+    ap.add_argument(
         "--sklearn-problems",
         type=int,
         default=55,
@@ -195,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         kw["tol"] = args.tol
     if args.ipm_after is not None:
         kw["ipm_after"] = args.ipm_after
-    solver = BoxQpSolver(SolverConfig(**kw), c_path=args.c_path)
+    solver = BoxQpSolver(SolverConfig(**kw), c_path=args.c_path, smo=args.smo)
     sync = torch.cuda.synchronize if prob.device.type == "cuda" else (lambda: None)
     peak = matmul_peak_gflops(prob.dtype, prob.device)
     solver(prob.select(slice(0, 1)))  # warm-up (excluded): kernels, allocator
@@ -255,6 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "method": args.method,
         "ipm_after": solver.config.ipm_after,
         "c_path": args.c_path,
+        "smo": args.smo,
         "P": P,
         "n": n,
         "d": X.shape[1],

@@ -14,7 +14,13 @@ from torchsvm.config import SolverConfig
 from torchsvm.kernels import compute_kernel
 from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers.box_qp import BoxQpSolver, _scale_stages
-from torchsvm.solvers.smo import gradient, kkt_violation, smo_path, smo_solve
+from torchsvm.solvers.smo import (
+    gradient,
+    kkt_violation,
+    smo_path,
+    smo_solve,
+    use_smo,
+)
 
 C_GRID = 2.0 ** np.arange(-3, 4, 2)
 
@@ -145,3 +151,36 @@ def test_diagonal_shift_and_infinite_bounds_go_to_the_active_set() -> None:
     with pytest.raises(ValueError, match="finite upper bounds"):
         K = compute_kernel(prob.X, kernel="rbf", gamma=prob.gamma)
         smo_solve(K, prob.y, prob.U)
+
+
+def test_smo_on_device_matches_cpu(device: str) -> None:
+    # the same solve on the requested device (cuda only where available, marker gpu)
+    prob, _, _, _ = _problem(60, 2, seed=9)
+    s_cpu = BoxQpSolver(SolverConfig(tol=1e-8), smo=True)(prob)
+    s_dev = BoxQpSolver(SolverConfig(tol=1e-8), smo=True)(prob.to(device))
+    assert bool(s_dev.converged.all())
+    assert s_dev.alpha.device.type == torch.device(device).type
+    np.testing.assert_allclose(
+        s_dev.dual.cpu().numpy(), s_cpu.dual.numpy(), rtol=1e-7, atol=1e-10
+    )
+
+
+def test_init_warm_start_reaches_the_same_optimum() -> None:
+    prob, _, _, _ = _problem(60, 2, seed=10)
+    solver = BoxQpSolver(SolverConfig(tol=1e-8), smo=True)
+    cold = solver(prob)
+    # an infeasible start (scaled past the bounds) is projected first
+    warm = solver(prob, init=cold.alpha * 1.5)
+    assert bool(warm.converged.all())
+    np.testing.assert_allclose(warm.dual.numpy(), cold.dual.numpy(), rtol=1e-7)
+    with pytest.raises(ValueError, match="init must have shape"):
+        solver(prob, init=cold.alpha[:, :10])
+
+
+def test_use_smo_rule() -> None:
+    prob, _, _, _ = _problem(40, 1, seed=11)
+    assert use_smo(prob, True)
+    assert not use_smo(prob, False)
+    X, y = _data(40, 3, seed=11)
+    s1b = BatchedSvmProblem.from_diag_shift(X, y, [1.0], [1.0], kernel="rbf")
+    assert not use_smo(s1b, True)  # u = inf: outside SMO's box

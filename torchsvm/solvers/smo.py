@@ -56,6 +56,10 @@ _TAU = 1e-12
 # ``BoxQpSolver`` uses SMO for nonlinear kernels up to this many rows (measured, see
 # docs/benchmarks.md "S8 RBF (session 6)")
 _AUTO_MAX_N = 0
+# first SMO threshold (maximal KKT violation) and resumptions with a smaller one before
+# the dense active set takes over (see smo_path)
+_EPS = 1e-3
+_REFINE = 3
 
 
 def _compact(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -513,9 +517,11 @@ def smo_problem(
     U = problem.U
     if init is not None:
         A0 = project_face(init.to(U.device, U.dtype), y, U)
-        out = smo_path(K, y, U, None, tol=config.tol, start=A0)
+        out = smo_path(
+            K, y, U, None, tol=config.tol, start=A0, refine=_REFINE, eps=_EPS
+        )
     else:
-        out = smo_path(K, y, U, stage, tol=config.tol)
+        out = smo_path(K, y, U, stage, tol=config.tol, refine=_REFINE, eps=_EPS)
     A, b, ok, n_iter, primal, dual, gap = out
     status = torch.where(ok, SolveStatus.optimal.code, SolveStatus.max_iter.code).to(
         torch.long
