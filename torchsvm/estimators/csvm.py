@@ -69,6 +69,7 @@ __all__ = [
     "S5cEnsemble",
     "SlidingInterceptSVC",
     "fit_s5c_ensemble",
+    "s1_if_optimal",
 ]
 
 
@@ -632,13 +633,13 @@ def _fit_one(
         **kwargs,
     )
     s1 = fit_s1(problem)
-    sol = _s1_if_optimal(problem, s1, time.perf_counter() - t0)
+    sol = s1_if_optimal(problem, s1, time.perf_counter() - t0)
     if sol is None:
         sol = solve_csvm(problem, config, s1=s1)
     return sol, time.perf_counter() - t0
 
 
-def _s1_if_optimal(
+def s1_if_optimal(
     problem: CsvmProblem, s1: S1Fit, runtime: float, tol: float = 1e-7
 ) -> CsvmSolution | None:
     """S1 as the S5c optimum when it already meets the floors, else None.
@@ -685,6 +686,10 @@ def _s1_if_optimal(
         kernel=problem.kernel,
         gamma=float(problem.gamma),
     )
+
+
+#: Old private name, kept for importers (torchsvm.estimators.bootstrap).
+_s1_if_optimal = s1_if_optimal
 
 
 def fit_s5c_ensemble(

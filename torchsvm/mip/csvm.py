@@ -44,6 +44,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -75,6 +76,7 @@ __all__ = [
     "csvm_start",
     "fit_s1",
     "fit_s1_batch",
+    "solution_start",
     "solve_csvm",
     "start_objective",
 ]
@@ -616,6 +618,62 @@ def _dual_start(problem: CsvmProblem, layout: CsvmLayout, s1: S1Fit) -> CsvmStar
     return CsvmStart(x, s1, b)
 
 
+def solution_start(
+    problem: CsvmProblem, layout: CsvmLayout, sol: CsvmSolution, tol: float = 1e-7
+) -> np.ndarray | None:
+    """Model vector of ``problem`` from a classifier solved on the same rows.
+
+    Takes ``w`` (``sol.coef``, primal form) or the multipliers (``sol.dual_coef`` on
+    ``sol.support_X``, dual form; every support row must be a row of ``R``) and
+    ``b``, and sets ``xi`` from the margins and ``z_j = 1`` where the margin is at
+    least ``1 - tol`` (S5c: ``xi_j = 0`` there). The result may be infeasible for
+    ``problem`` (e.g. it misses a higher floor); the outer approximation checks it
+    (:meth:`~torchsvm.mip.outer_approx.OuterApproximation.offer`). Returns None when
+    ``sol`` cannot be written in this layout (a dual form whose support rows are not
+    rows of ``R``, or a primal form without ``coef``).
+    """
+    I, Fr, y = layout.train_idx, layout.floor_idx, problem.y
+    x = np.zeros(layout.n_cols)
+    if layout.form == "primal":
+        if sol.coef is None or np.shape(sol.coef) != (problem.X.shape[1],):
+            return None
+        w = np.asarray(sol.coef, dtype=np.float64)
+        x[layout.w] = w
+        g = problem.X @ w
+    else:
+        assert layout.L is not None and layout.a is not None
+        if sol.dual_coef is None or sol.support_X is None:
+            return None
+        R = layout.dual_idx
+        index = {
+            np.ascontiguousarray(problem.X[r], dtype=np.float64).tobytes(): t
+            for t, r in enumerate(R)
+        }
+        aR = np.zeros(R.size)
+        for coef, row in zip(sol.dual_coef, sol.support_X, strict=True):
+            t = index.get(np.ascontiguousarray(row, dtype=np.float64).tobytes())
+            if t is None:
+                return None
+            aR[t] += float(coef) * y[R[t]]
+        if np.any(aR < -1e-12):
+            return None
+        aR = np.maximum(aR, 0.0)
+        v = layout.L.T @ (y[R] * aR)
+        x[layout.a] = aR
+        x[layout.w] = v
+        g = np.zeros(problem.X.shape[0])
+        g[R] = layout.L @ v
+    b = float(sol.intercept)
+    x[layout.b] = b
+    marg = y * (g + b)
+    x[layout.xi] = np.maximum(0.0, 1.0 - marg[I])
+    z = marg[Fr] >= 1.0 - tol
+    x[layout.z] = z.astype(float)
+    if problem.on_training:
+        x[layout.xi] = np.where(z, 0.0, x[layout.xi])
+    return x
+
+
 def _diagnose_infeasible(problem: CsvmProblem, form: str, config: MipConfig) -> str:
     """Name the floor(s) that cannot be met (each alone, then together)."""
     bad = []
@@ -646,6 +704,9 @@ def solve_csvm(
     s1: S1Fit | None = None,
     use_start: bool = True,
     max_rounds: int = 200,
+    incumbents: Sequence[CsvmSolution] = (),
+    lower_bound: float | None = None,
+    cut_points: np.ndarray | None = None,
 ) -> CsvmSolution:
     """Solve the CSVM exactly by outer approximation, warm-started by sliding b.
 
@@ -663,6 +724,19 @@ def solve_csvm(
         Use the sliding-b MIP start.
     max_rounds : int
         Outer-approximation rounds.
+    incumbents : sequence of CsvmSolution
+        Classifiers solved on the same rows (e.g. the same S5c at a higher floor,
+        whose solution is feasible at every lower floor, or at a neighbouring ``C``:
+        the constraints do not depend on ``C``); each one that is feasible here is an
+        incumbent (:func:`solution_start`, not polished) and each adds tangent cuts.
+    lower_bound : float, optional
+        A proven lower bound on this problem's optimum, taken as given (e.g. the
+        proven ``bound`` of the same data, ``C`` and weights at a lower floor: that
+        problem is a relaxation of this one).
+    cut_points : ndarray of shape (m, d), optional
+        Primal form only: points ``w`` at which to add tangent cuts of ``||w||^2``
+        (valid for every CSVM on the same features, whatever the rows' weights,
+        ``C`` or floors).
 
     Returns
     -------
@@ -683,6 +757,18 @@ def solve_csvm(
     if use_start:
         # the start's refits may use at most half of the limit (the first is always made)
         start = csvm_start(problem, layout, s1, deadline=t0 + 0.5 * config.time_limit)
+    seeds = [solution_start(problem, layout, s) for s in incumbents]
+    points = None
+    if cut_points is not None:
+        if layout.form != "primal":
+            raise ValueError("cut_points needs the primal form (linear kernel)")
+        W = np.atleast_2d(np.asarray(cut_points, dtype=np.float64))
+        if W.shape[1] != problem.X.shape[1]:
+            raise ValueError(
+                f"cut_points must have shape (m, {problem.X.shape[1]}), got {W.shape}"
+            )
+        points = np.zeros((W.shape[0], layout.n_cols))
+        points[:, layout.w] = W
     left = max(deadline - time.perf_counter(), 1e-3)
     res: MipResult = solve_convex_miqp(
         model,
@@ -690,6 +776,9 @@ def solve_csvm(
         start.x if start is not None else None,
         max_rounds=max_rounds,
         factor=factor,
+        incumbents=[x for x in seeds if x is not None],
+        cut_points=points,
+        lower_bound=lower_bound,
     )
     if res.status is SolveStatus.infeasible:
         left = max(deadline - time.perf_counter(), 1e-3)

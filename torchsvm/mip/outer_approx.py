@@ -57,6 +57,7 @@ import logging
 import math
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -426,7 +427,9 @@ class OuterApproximation:
         if not self.start_ok:
             logger.info("outer approximation start not feasible: %s", reason)
         else:
-            self.ub, self.best_x = model_objective(self.model, start), start.copy()
+            val = model_objective(self.model, start)
+            if val < self.ub:
+                self.ub, self.best_x = val, start.copy()
             self.lifted.add_cuts(self.lifted.r_of(start))
 
     def polish(self, z: np.ndarray) -> MipResult | None:
@@ -507,6 +510,45 @@ class OuterApproximation:
         return self.lifted.add_cuts(r, np.flatnonzero(viol))
 
     # ------------------------------------------------------------------ loop
+    def seed(
+        self,
+        incumbents: Sequence[np.ndarray] = (),
+        cut_points: np.ndarray | None = None,
+        lower_bound: float | None = None,
+    ) -> None:
+        """Hand over what the caller already knows about this model.
+
+        Parameters
+        ----------
+        incumbents : sequence of ndarray of shape (n,)
+            Candidate points; each feasible one is offered (:meth:`offer`) and each
+            adds its tangent cuts (a tangent of the convex objective is valid at any
+            point, feasible or not).
+        cut_points : ndarray of shape (m, n), optional
+            Points (model columns) at which to add tangent cuts only.
+        lower_bound : float, optional
+            A lower bound on the optimum (model's own sense: an upper bound for
+            ``max``) that the caller has proven, e.g. the proven bound of a relaxation
+            of this model. It is taken as given; a wrong bound makes the result wrong.
+        """
+        n = self.model.n_cols
+        for x in incumbents:
+            x = np.asarray(x, dtype=np.float64)
+            if x.shape != (n,) or not np.all(np.isfinite(x)):
+                raise ValueError(f"an incumbent must be a finite vector of length {n}")
+            self.offer(x)
+            self.lifted.add_cuts(self.lifted.r_of(x))
+        if cut_points is not None:
+            P = np.atleast_2d(np.asarray(cut_points, dtype=np.float64))
+            if P.shape[1] != n or not np.all(np.isfinite(P)):
+                raise ValueError(f"cut_points must be finite, of shape (m, {n})")
+            for x in P:
+                self.lifted.add_cuts(self.lifted.r_of(x))
+        if lower_bound is not None:
+            if math.isnan(lower_bound):
+                raise ValueError("lower_bound is NaN")
+            self.lb = max(self.lb, self.sign * float(lower_bound))
+
     def run(self, start: np.ndarray | None = None) -> MipResult:
         """Run the outer approximation to the gap, the time limit or ``max_rounds``."""
         self.box_bound()
@@ -592,6 +634,9 @@ def solve_convex_miqp(
     max_rounds: int = 200,
     factor: np.ndarray | None = None,
     qp_solver: str = "ipm",
+    incumbents: Sequence[np.ndarray] = (),
+    cut_points: np.ndarray | None = None,
+    lower_bound: float | None = None,
 ) -> MipResult:
     """Solve a convex MIQP exactly by outer approximation (SPEC S5 "Solving").
 
@@ -614,6 +659,10 @@ def solve_convex_miqp(
         Solver of the fixed-integer and relaxed QPs: our dense interior point
         (:func:`~torchsvm.mip.qp_ipm.solve_qp_ipm`, default; falls back to HiGHS if it
         fails) or the HiGHS active-set QP on the lifted model.
+    incumbents, cut_points, lower_bound
+        What the caller already knows (:meth:`OuterApproximation.seed`): further
+        feasible points (offered, not polished), points for tangent cuts, and a proven
+        bound on the optimum (taken as given).
 
     Returns
     -------
@@ -627,6 +676,8 @@ def solve_convex_miqp(
     vm = validate_model(model)
     if vm.Q is None or not vm.has_integers:
         return solve_highs(vm, config, start=start)
-    return OuterApproximation(
+    oa = OuterApproximation(
         vm, config, factor=factor, qp_solver=qp_solver, max_rounds=max_rounds
-    ).run(start)
+    )
+    oa.seed(incumbents, cut_points, lower_bound)
+    return oa.run(start)
