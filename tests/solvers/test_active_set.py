@@ -128,3 +128,25 @@ def test_active_set_from_a_wide_interior_face(dtype: str) -> None:
     assert bool((a >= 0).all()) and bool((a <= U).all())
     eps = torch.finfo(a.dtype).eps
     assert float((a * y).sum(1).abs().max()) <= 1e3 * eps * float(U.sum(1).max())
+
+
+def test_c_path_only_up_to_its_largest_n(monkeypatch: pytest.MonkeyPatch) -> None:
+    # above _C_PATH_MAX_N every C goes to the interior point (the active set's
+    # iteration count grows with n); the answers are the same either way
+    prob, *_ = _bootstrap_problem(150, 4, 2, seed=13)
+    calls: list[int] = []
+    real = box_qp.active_set_low_rank
+
+    def spy(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(box_qp, "active_set_low_rank", spy)
+    on = BoxQpSolver(SolverConfig(method="ipm"))(prob)
+    assert calls
+    calls.clear()
+    monkeypatch.setattr(box_qp, "_C_PATH_MAX_N", 100)
+    off = BoxQpSolver(SolverConfig(method="ipm"))(prob)
+    assert not calls
+    assert bool(on.converged.all()) and bool(off.converged.all())
+    np.testing.assert_allclose(on.dual.numpy(), off.dual.numpy(), rtol=1e-7)
