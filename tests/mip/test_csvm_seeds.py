@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from torchsvm.exceptions import ConvergenceWarning
-from torchsvm.mip.csvm import build_csvm_model, solution_start, solve_csvm
+from torchsvm.mip.csvm import build_csvm_model, fit_s1, solution_start, solve_csvm
 from torchsvm.mip.model import MipConfig, check_feasible, model_objective
 from torchsvm.problems.csvm import CsvmProblem
 
@@ -97,3 +97,20 @@ def test_cut_points_keep_the_optimum() -> None:
         solve_csvm(prbf, MipConfig(time_limit=60), cut_points=W)
     with pytest.raises(ValueError, match="shape"):
         solve_csvm(p, MipConfig(time_limit=60), cut_points=np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_libsvm_s1_equals_the_batched_s1(kernel: str) -> None:
+    X, y = make_data(2, n=40)
+    anchor = np.arange(40) >= 25
+    p = CsvmProblem.from_data(
+        X, y, anchor, C=4.0, kernel=kernel, gamma=0.5, min_tpr=0.9, hoeffding_alpha=None
+    )
+    a = fit_s1(p)
+    b = fit_s1(p, solver="libsvm")
+    np.testing.assert_allclose(b.dual_coef, a.dual_coef, atol=1e-5)
+    assert b.intercept == pytest.approx(a.intercept, abs=1e-5)
+    with pytest.raises(ValueError, match="solver"):
+        fit_s1(p, solver="smo")
+    with pytest.raises(ValueError, match="s1_solver"):
+        solve_csvm(p, MipConfig(time_limit=10), s1_solver="smo")

@@ -372,15 +372,24 @@ class CsvmStart:
 
 
 def fit_s1(
-    problem: CsvmProblem, tol: float = 1e-8, exclude: np.ndarray | None = None
+    problem: CsvmProblem,
+    tol: float = 1e-8,
+    exclude: np.ndarray | None = None,
+    *,
+    solver: str = "batched",
 ) -> S1Fit:
-    """Fit S1 with the batched solver (SPEC S1, S5 warm start).
+    """Fit S1 (SPEC S1, S5 warm start).
 
     One weighted SVM on the rows with a positive bound
     :func:`~torchsvm.mip.warm_start.s1_bounds` (``u_i = w_i C_{y_i} / 2`` on ``I u J``;
-    ``I`` for S5c), solved by :class:`~torchsvm.solvers.box_qp.BoxQpSolver`. Rows in
-    ``exclude`` (indices) take no part (bound 0).
+    ``I`` for S5c), solved by the batched solver
+    :class:`~torchsvm.solvers.box_qp.BoxQpSolver` (``solver="batched"``) or by
+    scikit-learn's libsvm (``solver="libsvm"``: :class:`sklearn.svm.SVC` with the same
+    per-row bounds, KKT tolerance ``tol``; linear and RBF kernels). Rows in ``exclude``
+    (indices) take no part (bound 0).
     """
+    if solver not in ("batched", "libsvm"):
+        raise ValueError(f"solver must be 'batched' or 'libsvm', got {solver!r}")
     u = s1_bounds(problem)
     if exclude is not None and len(exclude):
         u = u.copy()
@@ -388,6 +397,26 @@ def fit_s1(
     keep = np.flatnonzero(u > 0)
     if keep.size == 0 or np.unique(problem.y[keep]).size < 2:
         return S1Fit(np.zeros(problem.X.shape[0]), 0.0)
+    if solver == "libsvm":
+        if problem.kernel not in ("linear", "rbf"):
+            raise ValueError(
+                f"solver='libsvm' fits the linear and RBF kernels, not {problem.kernel!r}"
+            )
+        from sklearn.svm import SVC
+
+        scale = float(u[keep].max())
+        svc = SVC(
+            C=scale,
+            kernel=problem.kernel,
+            gamma=float(problem.gamma) if problem.kernel == "rbf" else "scale",
+            tol=tol,
+            cache_size=500,
+        )
+        svc.fit(problem.X[keep], problem.y[keep], sample_weight=u[keep] / scale)
+        dual = np.zeros(problem.X.shape[0])
+        # NOTE: classes_ = [-1, 1], so dual_coef_ is alpha * y, decision > 0 means +1.
+        dual[keep[svc.support_]] = np.asarray(svc.dual_coef_).ravel()
+        return S1Fit(dual, float(svc.intercept_[0]))
     prob = BatchedSvmProblem.from_bounds(
         problem.X[keep],
         problem.y[keep],
@@ -454,6 +483,7 @@ def csvm_start(
     *,
     deadline: float | None = None,
     max_refits: int = 4,
+    s1_solver: str = "batched",
 ) -> CsvmStart:
     """Sliding-b MIP start (SPEC S5 warm start), see :mod:`torchsvm.mip.warm_start`.
 
@@ -470,9 +500,10 @@ def csvm_start(
     objective is returned.
 
     ``deadline`` (a :func:`time.perf_counter` value) stops the refits early; the first
-    candidate is always built.
+    candidate is always built. ``s1_solver`` is :func:`fit_s1`'s ``solver`` when ``s1``
+    is not given (the refits are batched fits).
     """
-    s1 = fit_s1(problem) if s1 is None else s1
+    s1 = fit_s1(problem, solver=s1_solver) if s1 is None else s1
     if layout.form == "dual" and not problem.on_training:
         return _dual_start_refit(problem, layout, s1, deadline, max_refits)
     # NOTE: the primal form and S5c take S1's slid start alone; the up-weighted
@@ -707,6 +738,7 @@ def solve_csvm(
     incumbents: Sequence[CsvmSolution] = (),
     lower_bound: float | None = None,
     cut_points: np.ndarray | None = None,
+    s1_solver: str = "auto",
 ) -> CsvmSolution:
     """Solve the CSVM exactly by outer approximation, warm-started by sliding b.
 
@@ -737,6 +769,14 @@ def solve_csvm(
         Primal form only: points ``w`` at which to add tangent cuts of ``||w||^2``
         (valid for every CSVM on the same features, whatever the rows' weights,
         ``C`` or floors).
+    s1_solver : {"auto", "batched", "libsvm"}
+        Who fits S1 when ``s1`` is not given (:func:`fit_s1`). ``auto`` is libsvm for
+        the linear and RBF kernels: one S1 fit is a single small SVM, for which the
+        batched solver's set-up dominates (linear n = 100 of scripts/bench_mip.py,
+        load ~11: 0.7-0.8 s batched vs 0.09 s libsvm at tol 1e-8, intercept and ``w``
+        equal to 7e-7; the S1 fit was most of the 0.8-1.7 s solve). The start only
+        seeds the outer approximation, whose answer is exact either way. Pass ``s1``
+        (e.g. a row of a GPU batch) to use the batched solver's fit.
 
     Returns
     -------
@@ -756,7 +796,20 @@ def solve_csvm(
     start = None
     if use_start:
         # the start's refits may use at most half of the limit (the first is always made)
-        start = csvm_start(problem, layout, s1, deadline=t0 + 0.5 * config.time_limit)
+        if s1_solver not in ("auto", "batched", "libsvm"):
+            raise ValueError(
+                f"s1_solver must be 'auto', 'batched' or 'libsvm', got {s1_solver!r}"
+            )
+        if s1_solver == "auto":
+            lib = problem.kernel in ("linear", "rbf")
+            s1_solver = "libsvm" if lib else "batched"
+        start = csvm_start(
+            problem,
+            layout,
+            s1,
+            deadline=t0 + 0.5 * config.time_limit,
+            s1_solver=s1_solver,
+        )
     seeds = [solution_start(problem, layout, s) for s in incumbents]
     points = None
     if cut_points is not None:
