@@ -1018,7 +1018,8 @@ class S5cPath:
         TPR floors, in the caller's order.
     solutions : tuple
         ``solutions[k][r][b]``: the :class:`~torchsvm.mip.csvm.CsvmSolution` of target
-        ``k``, C ``r``, replicate ``b``.
+        ``k``, C ``r``, replicate ``b`` (linear kernel: ``coef`` and ``intercept`` only;
+        the support rows are dropped to keep memory at ``R * B * T * d`` numbers).
     source : ndarray of shape (T, R, B), dtype object
         How each fit was obtained: ``"s1"`` (the replicate's S1 fit meets the floor,
         so it is the S5c optimum; no MIQP), ``"reused"`` (the proven S5c optimum at a
@@ -1221,6 +1222,10 @@ def _s5c_path_replicate(
             cpu[k, r] = time.process_time() - c1
             if how != "miqp":
                 sol = dc_replace(sol, runtime=dt)
+            if sol.coef is not None and sol.support_X is not None:
+                # linear: f(x) = w.x + b needs no copy of the support rows (R * B * T
+                # copies of them filled 11 GB on srbct, d = 2308)
+                sol = dc_replace(sol, dual_coef=None, support_X=None)
             sols[k][r], source[k, r], secs[k, r] = sol, how, dt
             if sol.status is SolveStatus.optimal and sol is not proven:
                 proven = sol

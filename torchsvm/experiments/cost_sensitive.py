@@ -130,6 +130,7 @@ def _shared_models(
         targets = [want] if control == "csvm" else [*targets, want]
     hit = _CACHE.get(control)
     if hit is None or hit[0] != key or want not in hit[1]:
+        _CACHE.pop(control, None)  # free the previous fold's models first
         t0 = time.perf_counter()
         models = make(targets[0], control).fit_targets(X, y, targets)
         _CACHE[control] = (
