@@ -5,7 +5,12 @@ Workloads (``--workload``):
 - ``main-job``: one fold of the main job, 11 C values (2^-5..2^5) x 500 bootstrap
   replicates of SVMs on 512 standardised breast_cancer rows (5500 problems);
 - ``s8``: SPEC S8, make_classification(5000, 30, flip_y=0.05) standardised, 11 C values x
-  20 replicates (220 problems).
+  20 replicates (220 problems);
+- ``dataset``: one training fold (the first 90 % of the rows) of a staged dataset
+  (``--dataset``, via :func:`torchsvm.data.datasets.load_dataset`, ``TORCHSVM_DATA``),
+  subsampled to ``--max-rows`` at random (seed 0) as configs/probabilities.toml does,
+  categoricals one-hot, standardised, 11 C values x ``--replicates`` (default 500): the probabilities
+  protocol's bootstrap stage at its larger sizes (issue 17).
 
 The reference is a loop of ``sklearn.svm.SVC(kernel, C, gamma).fit(X, y,
 sample_weight=counts)`` (libsvm, default tol=1e-3, what users run) in the same process,
@@ -56,8 +61,30 @@ TARGETS = {
 }
 
 
-def workload_data(name: str, tiny: bool) -> tuple[np.ndarray, np.ndarray, int]:
+def workload_data(
+    name: str,
+    tiny: bool,
+    dataset: str | None = None,
+    max_rows: int = 5000,
+    replicates: int = 500,
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Standardised ``X``, labels in {-1, +1} and the number of bootstrap replicates."""
+    if name == "dataset":
+        from torchsvm.data.datasets import load_dataset
+
+        if not dataset:
+            raise SystemExit("--workload dataset needs --dataset NAME")
+        ds = load_dataset(dataset)
+        import pandas as pd
+
+        X = pd.get_dummies(ds.X, dtype=float).to_numpy()  # categoricals one-hot
+        y = np.asarray(ds.y, dtype=float)
+        if X.shape[0] > max_rows:
+            sel = np.random.default_rng(0).choice(X.shape[0], max_rows, replace=False)
+            X, y = X[sel], y[sel]
+        n = int(0.9 * X.shape[0])
+        X = StandardScaler().fit_transform(X[:n])
+        return X, np.where(y[:n] > 0, 1.0, -1.0), 2 if tiny else replicates
     if name == "main-job":
         X, y = load_breast_cancer(return_X_y=True)
         n = 120 if tiny else 512
@@ -135,7 +162,10 @@ def _time_phases(acc: dict | None, sync) -> None:  # noqa: ANN001
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workload", choices=["main-job", "s8"], default="s8")
+    ap.add_argument("--workload", choices=["main-job", "s8", "dataset"], default="s8")
+    ap.add_argument("--dataset", help="staged dataset for --workload dataset")
+    ap.add_argument("--max-rows", type=int, default=5000)
+    ap.add_argument("--replicates", type=int, default=500)
     ap.add_argument("--kernel", choices=["linear", "rbf"], default="linear")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", choices=["float64", "float32"], default="float64")
@@ -183,7 +213,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", default="runs/bench/solver.jsonl")
     args = ap.parse_args(argv)
     load_before = os.getloadavg()
-    X, y, B = workload_data(args.workload, args.tiny)
+    X, y, B = workload_data(
+        args.workload, args.tiny, args.dataset, args.max_rows, args.replicates
+    )
     n = X.shape[0]
     counts = bootstrap_counts(n, B, 0)
     prob = BatchedSvmProblem.from_bootstrap(
@@ -252,6 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ratio = t_sk / t_ours
     rec = {
         "workload": args.workload,
+        "dataset": args.dataset,
         "tiny": args.tiny,
         "device": torch.cuda.get_device_name(prob.device)
         if prob.device.type == "cuda"
