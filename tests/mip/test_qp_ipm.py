@@ -60,3 +60,39 @@ def test_qp_ipm_time_limit_gives_no_point() -> None:
     res = solve_qp_ipm(model, time_limit=0.0)
     assert res.status is SolveStatus.time_limit
     assert res.x is None
+
+
+def _dense_box_qp(n: int = 800) -> MipModel:
+    """Box-constrained QP with a dense PSD Q: one Newton system of n rows per iteration."""
+    rng = np.random.default_rng(3)
+    B = rng.normal(size=(n, 20))
+    return validate_model(
+        MipModel(
+            c=rng.normal(size=n),
+            A=None,
+            row_lower=np.zeros(0),
+            row_upper=np.zeros(0),
+            col_lower=np.full(n, -1.0),
+            col_upper=np.full(n, 1.0),
+            Q=B @ B.T + np.eye(n),
+        )
+    )
+
+
+def test_qp_ipm_starts_no_iteration_predicted_past_the_limit() -> None:
+    """Issue 19: the first dense iteration was always made, whatever the limit left."""
+    qp = _dense_box_qp()
+    probe = solve_qp_ipm(qp, max_iter=2)
+    assert probe.n_iter == 2
+    t_iter = probe.runtime / 2
+    # a limit well under one iteration (but above the set-up): the timed-LU
+    # prediction stops the call before its first iteration
+    res = solve_qp_ipm(qp, time_limit=0.25 * t_iter)
+    assert res.status is SolveStatus.time_limit and res.x is None
+    assert res.n_iter == 0
+    # a given per-iteration time is used as the prediction
+    res = solve_qp_ipm(qp, time_limit=5.0, iter_time=10.0)
+    assert res.status is SolveStatus.time_limit and res.n_iter == 0
+    assert res.runtime < 5.0
+    full = solve_qp_ipm(qp, time_limit=60.0, iter_time=t_iter)
+    assert full.status is SolveStatus.optimal and full.n_iter > 2

@@ -499,8 +499,10 @@ def csvm_start(
     batch), so that less sliding is needed. The candidate with the lowest MIQP
     objective is returned.
 
-    ``deadline`` (a :func:`time.perf_counter` value) stops the refits early; the first
-    candidate is always built. ``s1_solver`` is :func:`fit_s1`'s ``solver`` when ``s1``
+    ``deadline`` (a :func:`time.perf_counter` value) stops the refits early: no refit
+    batch starts that the previous batch's time predicts to end past it (the first
+    batch, of the up-weighted fits, has no prediction); the first candidate is always
+    built. ``s1_solver`` is :func:`fit_s1`'s ``solver`` when ``s1``
     is not given (the refits are batched fits).
     """
     s1 = fit_s1(problem, solver=s1_solver) if s1 is None else s1
@@ -581,14 +583,18 @@ def _dual_start_refit(
             if obj < best_obj:
                 best, best_obj = cand, obj
 
+    t_batch = 0.0  # seconds of the last batch: predicts the next one
+
     def late() -> bool:
-        return deadline is not None and time.perf_counter() >= deadline
+        return deadline is not None and time.perf_counter() + t_batch >= deadline
 
     consider(s1)
     if late():
         return best
     U0 = np.vstack([s1_bounds(problem)[None, :], _upweighted_bounds(problem, _FACTORS)])
+    t = time.perf_counter()
     fits = [s1, *fit_s1_batch(problem, U0[1:])]
+    t_batch = time.perf_counter() - t
     for fit in fits[1:]:
         consider(fit)
     excl = np.zeros(U0.shape, dtype=bool)
@@ -605,7 +611,9 @@ def _dual_start_refit(
                 idx.append(r)
         if not idx:
             break
+        t = time.perf_counter()
         new = fit_s1_batch(problem, np.where(excl[idx], 0.0, U0[idx]))
+        t_batch = time.perf_counter() - t
         for r, fit in zip(idx, new, strict=True):
             fits[r] = fit
             consider(fit)

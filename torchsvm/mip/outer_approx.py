@@ -300,6 +300,8 @@ class OuterApproximation:
         self.start_ok: bool | None = None
         self._highs = new_highs()
         self._tol_feas = max(1e-6, self.config.feasibility_tol)
+        # seconds per interior-point iteration, once measured (:meth:`qp`)
+        self._ipm_iter: float | None = None
 
     # ------------------------------------------------------------------ helpers
     def remaining(self) -> float:
@@ -363,7 +365,14 @@ class OuterApproximation:
 
     # ------------------------------------------------------------------ steps
     def qp(self, z: np.ndarray | None, time_limit: float) -> MipResult:
-        """Convex QP with the integers fixed at ``z`` (relaxed if ``None``)."""
+        """Convex QP with the integers fixed at ``z`` (relaxed if ``None``).
+
+        The interior point is bounded by prediction (one dense iteration cannot be
+        interrupted; :func:`~torchsvm.mip.qp_ipm.solve_qp_ipm`): its per-iteration time,
+        set-up included, measured on the previous QP of this model predicts the next
+        one, and a QP whose first iteration would end past ``time_limit`` is not
+        started (status ``time_limit``, no ``x``).
+        """
         lifted, config = self.lifted, self.config
         if self.qp_solver == "highs":
             return solve_highs(
@@ -374,16 +383,34 @@ class OuterApproximation:
             lo[self.int_idx] = z
             up[self.int_idx] = z
         sub = replace(self.model, integrality=None, col_lower=lo, col_upper=up)
-        res = solve_qp_ipm(sub, time_limit=time_limit)
+        if self._ipm_iter is not None and self._ipm_iter > time_limit:
+            # not even one iteration (set-up included) is predicted to fit
+            return MipResult(
+                SolveStatus.time_limit,
+                None,
+                math.nan,
+                -math.inf,
+                math.inf,
+                0.0,
+                message="interior point skipped: one iteration would pass the limit",
+            )
+        t_start = time.perf_counter()
+        res = solve_qp_ipm(sub, time_limit=time_limit, iter_time=self._ipm_iter)
+        if res.n_iter > 0:
+            # seconds per iteration, set-up included: predicts the next QP's first
+            # iteration (all of them have the same size), see solve_qp_ipm
+            self._ipm_iter = res.runtime / res.n_iter
+        left = time_limit - (time.perf_counter() - t_start)
         if (
             res.status is SolveStatus.not_solved
             and res.x is None
             and self.lifted.k <= _HIGHS_QP_MAX_K
+            and left > 0
         ):
             logger.info("interior point failed; retrying the QP with HiGHS")
             try:
                 return solve_highs(
-                    lifted.qp_model(z), config, time_limit=time_limit, warn=False
+                    lifted.qp_model(z), config, time_limit=left, warn=False
                 )
             except SolverError as err:
                 logger.info("HiGHS QP failed too: %s", err)
