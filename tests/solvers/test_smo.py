@@ -187,3 +187,15 @@ def test_use_smo_rule() -> None:
     X, y = _data(40, 3, seed=11)
     s1b = BatchedSvmProblem.from_diag_shift(X, y, [1.0], [1.0], kernel="rbf")
     assert not use_smo(s1b, True)  # u = inf: outside SMO's box
+
+
+def test_auto_rule_follows_the_measured_sizes() -> None:
+    from torchsvm.solvers import smo
+
+    small, _, _, _ = _problem(40, 1, seed=12)
+    assert not use_smo(small, None)  # below _AUTO_MIN_N: the active set alone
+    X, y = _data(smo._AUTO_MIN_N, 3, seed=12)
+    mid = BatchedSvmProblem.from_weights(X, y, C=[1.0], kernel="rbf")
+    assert use_smo(mid, None)
+    lin = BatchedSvmProblem.from_weights(X, y, C=[1.0], kernel="linear")
+    assert not use_smo(lin, None)

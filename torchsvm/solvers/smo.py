@@ -37,10 +37,12 @@ smaller ``eps`` (a few rounds), and what is still uncertified is reported as suc
 
 ``BoxQpSolver(smo=True)`` runs SMO to a loose violation (``_EPS``) without resumptions
 and hands the rows to the dense active set (:mod:`torchsvm.solvers.pdas`), whose exact
-face solves start from SMO's point. On the 2-core CPU of session 6 neither variant beat
-the active set alone on S8 RBF or on a bootstrap fold of a few hundred rows
-(docs/benchmarks.md, "S8 RBF (session 6)"), so the automatic choice leaves SMO off
-(``_AUTO_MAX_N = 0``); it is the method meant for GPUs, where it was not measured.
+face solves start from SMO's point. On the 2-core CPU of session 6 this pre-pass
+halved the time of bootstrap folds of 300-1000 rows (11 C x 500 replicates) and tied
+with the active set alone on S8 RBF (n = 5000); SMO resumed alone to the ``1e-7`` gap
+was 2.5x slower than the active set there (docs/benchmarks.md, "S8 RBF (session 6)").
+The automatic choice (:func:`use_smo`) follows those measurements. SMO is the method
+meant for GPUs, where it was not measured.
 """
 
 from __future__ import annotations
@@ -60,9 +62,14 @@ logger = logging.getLogger(__name__)
 
 # libsvm's TAU: curvature floor for non-positive-definite pairs
 _TAU = 1e-12
-# ``BoxQpSolver`` uses SMO for nonlinear kernels up to this many rows (measured, see
-# docs/benchmarks.md "S8 RBF (session 6)")
-_AUTO_MAX_N = 0
+# ``BoxQpSolver`` uses SMO (as a pre-pass of the dense active set) for nonlinear kernels
+# with _AUTO_MIN_N <= n <= _AUTO_MAX_N. Measured on bootstrap folds, 11 C x 500
+# replicates, load ~10 (docs/benchmarks.md "S8 RBF (session 6)"): ionosphere n = 315
+# 31.6 s vs 67.2 s active set alone, breast-cancer n = 512 26.4-35.5 s vs 60.3-61.6 s,
+# biodeg n = 949 170 s vs > 400 s; S8 n = 5000 (220 problems) a tie; sonar n = 187
+# (1100 problems) slower (5.0 s vs 3.9 s)
+_AUTO_MIN_N = 256
+_AUTO_MAX_N = 2000
 # BoxQpSolver(smo=True): SMO to a loose maximal KKT violation, no resumption, then the
 # dense active set's exact face solves from SMO's point (S8 RBF, load ~10, libsvm loop in
 # the same run: SMO resumed to the 1e-7 gap alone 312 s, 0.5x; eps 1e-3 + active set
@@ -487,12 +494,14 @@ def use_smo(problem: BatchedSvmProblem, choice: bool | None) -> bool:
     """Whether :class:`~torchsvm.solvers.box_qp.BoxQpSolver` solves a dense batch by SMO.
 
     ``choice`` True/False forces it (SMO still needs finite bounds and no diagonal
-    shift); None applies the measured rule: nonlinear kernels with ``n <= _AUTO_MAX_N``.
+    shift); None applies the measured rule: nonlinear kernels with
+    ``_AUTO_MIN_N <= n <= _AUTO_MAX_N`` (see the constants' comment).
     """
     ok = problem.S is None and bool(torch.isfinite(problem.U).all())
     if choice is not None:
         return bool(choice) and ok
-    return ok and problem.kernel != "linear" and problem.n_samples <= _AUTO_MAX_N
+    n = problem.n_samples
+    return ok and problem.kernel != "linear" and _AUTO_MIN_N <= n <= _AUTO_MAX_N
 
 
 def smo_problem(
