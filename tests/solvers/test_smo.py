@@ -194,8 +194,11 @@ def test_auto_rule_follows_the_measured_sizes() -> None:
 
     small, _, _, _ = _problem(40, 1, seed=12)
     assert not use_smo(small, None)  # below _AUTO_MIN_N: the active set alone
-    X, y = _data(smo._AUTO_MIN_N, 3, seed=12)
-    mid = BatchedSvmProblem.from_weights(X, y, C=[1.0], kernel="rbf")
+    n = smo._AUTO_MIN_N
+    X, y = _data(n, 3, seed=12)
+    C = np.full(smo._AUTO_MIN_P, 1.0)
+    mid = BatchedSvmProblem.from_weights(X, y, C=C, kernel="rbf")
     assert use_smo(mid, None)
-    lin = BatchedSvmProblem.from_weights(X, y, C=[1.0], kernel="linear")
+    assert not use_smo(mid.select(slice(0, 1)), None)  # one problem: the active set
+    lin = BatchedSvmProblem.from_weights(X, y, C=C, kernel="linear")
     assert not use_smo(lin, None)

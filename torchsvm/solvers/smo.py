@@ -70,6 +70,9 @@ _TAU = 1e-12
 # (1100 problems) slower (5.0 s vs 3.9 s)
 _AUTO_MIN_N = 256
 _AUTO_MAX_N = 2000
+# ... and only for batches of at least this many problems: its cost is per-iteration
+# overhead that a large batch shares (all the measured folds had 5500 problems)
+_AUTO_MIN_P = 100
 # BoxQpSolver(smo=True): SMO to a loose maximal KKT violation, no resumption, then the
 # dense active set's exact face solves from SMO's point (S8 RBF, load ~10, libsvm loop in
 # the same run: SMO resumed to the 1e-7 gap alone 312 s, 0.5x; eps 1e-3 + active set
@@ -495,13 +498,19 @@ def use_smo(problem: BatchedSvmProblem, choice: bool | None) -> bool:
 
     ``choice`` True/False forces it (SMO still needs finite bounds and no diagonal
     shift); None applies the measured rule: nonlinear kernels with
-    ``_AUTO_MIN_N <= n <= _AUTO_MAX_N`` (see the constants' comment).
+    ``_AUTO_MIN_N <= n <= _AUTO_MAX_N`` in batches of at least ``_AUTO_MIN_P`` problems
+    (see the constants' comments).
     """
     ok = problem.S is None and bool(torch.isfinite(problem.U).all())
     if choice is not None:
         return bool(choice) and ok
     n = problem.n_samples
-    return ok and problem.kernel != "linear" and _AUTO_MIN_N <= n <= _AUTO_MAX_N
+    return (
+        ok
+        and problem.kernel != "linear"
+        and _AUTO_MIN_N <= n <= _AUTO_MAX_N
+        and problem.n_problems >= _AUTO_MIN_P
+    )
 
 
 def smo_problem(
