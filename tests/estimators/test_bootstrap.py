@@ -378,7 +378,7 @@ def test_ctrl2_fit_targets_each_fit_is_its_own_s5c_solve(data: tuple) -> None:
     X, y, Xt, _ = data
     X, y = X[:40], y[:40]
     y_pm = np.where(y == 1, 1.0, -1.0)
-    kw = dict(C_grid=[0.5], n_bootstrap=3, control="csvm", random_state=0)
+    kw = dict(C_grid=[0.5, 2.0], n_bootstrap=3, control="csvm", random_state=0)
     targets = [0.7, 0.8, 1.0]
     base = BootstrapProbabilitySVC(target_tpr=0.7, mip_time_limit=30.0, **kw)
     models = base.fit_targets(X, y, targets)

@@ -1194,6 +1194,7 @@ def _s5c_path_replicate(
         s1_out = False
         proven: CsvmSolution | None = None  # last proven optimum at a lower target
         proven_margin: np.ndarray | None = None
+        low_bound: float | None = None  # proven bound at a lower target
         for k in order:
             t1, c1 = time.perf_counter(), time.process_time()
             how = "s1"
@@ -1217,7 +1218,17 @@ def _s5c_path_replicate(
                 sol = _s1_if_optimal(problems[k], forced_fits[r], 0.0)
             if sol is None:
                 how = "miqp"
-                sol = solve_csvm(problems[k], config, s1=s1)
+                # exact seeds (solve_csvm): the same floor's fit at the previous C is
+                # feasible here (the constraints do not see C); the bound at a lower
+                # floor (same C and weights) bounds this optimum from below
+                seeds = [sols[k][r - 1]] if r > 0 else []
+                sol = solve_csvm(
+                    problems[k],
+                    config,
+                    s1=s1,
+                    incumbents=seeds,
+                    lower_bound=low_bound,
+                )
             dt = time.perf_counter() - t1
             cpu[k, r] = time.process_time() - c1
             if how != "miqp":
@@ -1227,6 +1238,8 @@ def _s5c_path_replicate(
                 # copies of them filled 11 GB on srbct, d = 2308)
                 sol = dc_replace(sol, dual_coef=None, support_X=None)
             sols[k][r], source[k, r], secs[k, r] = sol, how, dt
+            if np.isfinite(sol.bound):
+                low_bound = max(low_bound or -np.inf, float(sol.bound))
             if sol.status is SolveStatus.optimal and sol is not proven:
                 proven = sol
                 proven_margin = problems[k].y[I] * sol.decision_function(
@@ -1268,7 +1281,10 @@ def fit_s5c_path(
 
     Every other fit is one outer approximation warm-started by sliding b on S1
     (:func:`torchsvm.mip.csvm.solve_csvm`, ``time_limit`` seconds each; a fit at the
-    limit keeps its incumbent and is never reused).
+    limit keeps its incumbent and is never reused), seeded with two exact facts: the
+    same target's fit at the previous C is feasible (an incumbent: S5c's constraints
+    do not depend on C), and the best proven bound at a lower target of the same
+    (C, replicate) bounds the optimum from below.
 
     Parameters
     ----------
