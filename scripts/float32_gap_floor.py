@@ -51,19 +51,18 @@ def main() -> None:
         X, y, C_GRID, counts, kernel="linear", dtype="float64"
     )
     sol = BoxQpSolver(SolverConfig())(prob)
-    Xd = prob.X
-    yd = prob.y if prob.y.dim() == 1 else prob.y
+    Xd, yd = prob.X, prob.y
     print(
         f"float64 solve: max rel gap {float(sol.duality_gap.max()):.1e} over {sol.alpha.shape[0]} problems"
     )
-    Cs = prob.C if prob.C is not None else None
+    Cs = prob.C  # (P,): the C of each problem
     a32 = sol.alpha.float()
     g32 = _gap(a32, Xd.float(), yd.float(), prob.U.float())
     g64 = _gap(a32.double(), Xd, yd, prob.U)
     print("C        rel gap of the float64 optimum rounded to float32")
     print("         evaluated in float32: max / median | evaluated in float64: max")
     for c in C_GRID:
-        rows = (Cs == c) if Cs is not None else slice(None)
+        rows = Cs == c
         print(
             f"{c:<8g} {float(g32[rows].max()):.1e} / {float(g32[rows].median()):.1e}"
             f"             | {float(g64[rows].max()):.1e}"
