@@ -152,3 +152,77 @@ def test_cardinality_svc():
     rbf = CardinalityConstrainedSVC(k_max=2, kernel="rbf", time_limit=20).fit(X, y)
     assert rbf.estimator_ is not None
     assert rbf.score(X, y) > 0.85
+
+
+# ------------------------------------------------ reusing a (P1) selection (issue 18)
+_REUSE_KW = dict(min_tpr=0.85, min_tnr=0.85, time_limit=20)
+
+
+@pytest.fixture(scope="module")
+def linear_selector():
+    """A linear selector at C = 1 and its data (one (P1) solve for the tests below)."""
+    X, y = _data(2, n=40, d=4)
+    return X, y, CostSensitiveFeatureSelector(C=1.0, **_REUSE_KW).fit(X, y)
+
+
+def test_reused_selection_equals_an_independent_solve(linear_selector) -> None:
+    """(P1) does not see the kernel: reusing the linear selector's (P1) for the RBF
+    selector gives exactly the RBF selector fitted on its own (same C, so the same
+    deterministic (P1) solve), without solving (P1) again."""
+    X, y, lin = linear_selector
+    alone = CostSensitiveFeatureSelector(kernel="rbf", C=1.0, **_REUSE_KW).fit(X, y)
+    reused = CostSensitiveFeatureSelector(kernel="rbf", C=1.0, **_REUSE_KW).fit(
+        X, y, selection=lin
+    )
+    assert not alone.selection_reused_ and reused.selection_reused_
+    assert reused.selection_ is lin.selection_
+    assert reused.solve_time_["milp"] == 0.0
+    np.testing.assert_array_equal(reused.support_, alone.support_)
+    np.testing.assert_array_equal(reused.z_, alone.z_)
+    assert (reused.cost_, reused.status_, reused.mip_gap_) == (
+        alone.cost_,
+        alone.status_,
+        alone.mip_gap_,
+    )
+    np.testing.assert_allclose(
+        reused.decision_function(X), alone.decision_function(X), rtol=1e-10, atol=1e-10
+    )
+
+
+@pytest.mark.slow  # one more (P1) solve: ~5-10 s under load
+def test_reused_selection_at_another_c_is_optimal_for_that_c(linear_selector) -> None:
+    """Another C only changes (P1)'s warm start: the proven-optimal cost is that of the
+    independent solve at that C, and the (P2) SVM at that C on the reused rows keeps
+    the floors (a FeatureSelectionResult is accepted as well)."""
+    X, y, lin = linear_selector
+    alone = CostSensitiveFeatureSelector(C=4.0, **_REUSE_KW).fit(X, y)
+    reused = CostSensitiveFeatureSelector(C=4.0, **_REUSE_KW).fit(
+        X, y, selection=lin.selection_
+    )
+    assert lin.status_ == alone.status_ == reused.status_ == "optimal"
+    assert reused.cost_ == alone.cost_
+    np.testing.assert_array_equal(reused.support_, lin.support_)
+    tpr, tnr = _rates(y, reused.predict(X), reused.classes_[1])
+    assert tpr >= 0.85 and tnr >= 0.85
+
+
+@pytest.mark.filterwarnings("ignore::torchsvm.problems.csvm.FloorCappedWarning")
+def test_a_selection_from_another_problem_is_refused(linear_selector) -> None:
+    X, y, lin = linear_selector
+    with pytest.raises(ValueError, match="floors"):
+        CostSensitiveFeatureSelector(hoeffding_alpha=0.05, **_REUSE_KW).fit(
+            X, y, selection=lin
+        )
+    with pytest.raises(ValueError, match="rows"):
+        CostSensitiveFeatureSelector(**_REUSE_KW).fit(X[:-3], y[:-3], selection=lin)
+    with pytest.raises(ValueError, match="cost"):
+        CostSensitiveFeatureSelector(feature_costs=[2, 2, 2, 2], **_REUSE_KW).fit(
+            X, y, selection=lin
+        )
+    # same shapes and floors, other values: the point violates (P1) on these rows
+    X2 = X.copy()
+    X2[:, lin.support_] *= -1.0
+    with pytest.raises(ValueError, match="not a feasible"):
+        CostSensitiveFeatureSelector(**_REUSE_KW).fit(X2, y, selection=lin)
+    with pytest.raises(TypeError, match="FeatureSelectionResult"):
+        CostSensitiveFeatureSelector(**_REUSE_KW).fit(X, y, selection=lin.support_)

@@ -90,6 +90,12 @@ def test_tiny_run_targets_floors_and_report(tmp_path: Path) -> None:
         assert plain["floors"]["tpr"] == pytest.approx(r["targets"]["tpr"])
         hoeff = r["methods"]["fs_hoeffding_linear"]
         assert "error" in hoeff or hoeff["floors"]["tpr"] > plain["floors"]["tpr"]
+        # (P1) is solved once per floor pair: the RBF method reuses the linear one's
+        for name in ("fs", "fs_hoeffding"):
+            lin, rbf = r["methods"][f"{name}_linear"], r["methods"][f"{name}_rbf"]
+            assert rbf["selection_from"] == f"{name}_linear"
+            for k in ("n_selected", "status", "mip_gap", "floors", "error"):
+                assert rbf.get(k) == lin.get(k)
         n_te = sum(plain[k] for k in ("n_pos", "n_neg"))
         assert (
             n_te

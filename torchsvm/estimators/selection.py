@@ -39,12 +39,14 @@ from torchsvm.exceptions import ConvergenceWarning, SolverError
 from torchsvm.kernels import resolve_gamma
 from torchsvm.mip.feature_selection import (
     FeatureSelectionResult,
+    build_selection_milp,
     kernel_upper_bounds,
     solve_cardinality_svm,
     solve_feature_selection,
     solve_sparse_linear_svm,
 )
-from torchsvm.mip.model import MipConfig
+from torchsvm.mip.model import MipConfig, check_feasible
+from torchsvm.problems.selection import SelectionProblem
 
 __all__ = ["CardinalityConstrainedSVC", "CostSensitiveFeatureSelector"]
 
@@ -157,8 +159,15 @@ class CostSensitiveFeatureSelector(BinaryClassifierMixin, SelectorMixin, BaseEst
         Proven relative gap of the MILP.
     start_feasible_ : bool or None
         Whether the SVM warm start was a feasible MIP start (None: none built).
+    selection_ : FeatureSelectionResult
+        The (P1) solution used (pass it, or the fitted selector, as ``selection=`` to
+        another selector's :meth:`fit` on the same problem to reuse it).
+    selection_reused_ : bool
+        Whether ``selection_`` was passed in (``fit(..., selection=...)``) rather than
+        solved by this fit.
     solve_time_ : dict
-        Seconds of ``"warm_start"``, ``"milp"`` and ``"svm"``.
+        Seconds of ``"warm_start"``, ``"milp"`` and ``"svm"`` (the first two are 0
+        with a reused selection).
 
     Examples
     --------
@@ -215,7 +224,12 @@ class CostSensitiveFeatureSelector(BinaryClassifierMixin, SelectorMixin, BaseEst
         self.device = device
 
     def fit(
-        self, X: Any, y: Any, sample_weight: Any = None
+        self,
+        X: Any,
+        y: Any,
+        sample_weight: Any = None,
+        *,
+        selection: FeatureSelectionResult | CostSensitiveFeatureSelector | None = None,
     ) -> CostSensitiveFeatureSelector:
         """Select features by (P1) and fit the (P2)/(P3) SVM on them.
 
@@ -227,6 +241,16 @@ class CostSensitiveFeatureSelector(BinaryClassifierMixin, SelectorMixin, BaseEst
         sample_weight : array-like of shape (n,), optional
             Positive row weights (e.g. k-means cluster sizes): weight the rate floors
             and the slack penalty.
+        selection : FeatureSelectionResult or fitted CostSensitiveFeatureSelector, optional
+            A (P1) solution to reuse instead of solving (P1) again, e.g. the
+            ``selection_`` of a selector fitted on the same rows, weights, floors,
+            feature costs and ``big_m`` with the other ``kernel`` or ``C``: (P1) does
+            not depend on the kernel or on ``C`` (``C`` only steers its warm start),
+            so the final (P2)/(P3) SVM is fitted on that selection (thesis ch. 4
+            solves (P1) once and fits both classifiers on its features). It is checked
+            first: its floors must be this selector's and its point ``(w, b, z,
+            delta)`` must satisfy (P1)'s constraints on these rows. ``status_``,
+            ``mip_gap_`` and ``cost_`` are then the reused solve's.
 
         Returns
         -------
@@ -236,6 +260,9 @@ class CostSensitiveFeatureSelector(BinaryClassifierMixin, SelectorMixin, BaseEst
         ------
         InfeasibleProblemError
             If the floors cannot be met (the message names them).
+        ValueError
+            If ``selection`` was not solved for this problem (the message says how
+            it differs).
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -251,28 +278,34 @@ class CostSensitiveFeatureSelector(BinaryClassifierMixin, SelectorMixin, BaseEst
         limit = float(self.time_limit)
         t0 = time.perf_counter()
         deadline = t0 + limit
-        warm = WeightedSVC(kernel="linear", C=self.C, device=self.device).fit(
-            X, y_pm, sample_weight=sw
-        )
-        t1 = time.perf_counter()
         config = MipConfig(
-            time_limit=max(1e-3, deadline - 0.1 * limit - t1),
-            mip_rel_gap=float(self.mip_rel_gap),
+            time_limit=max(1e-3, 0.9 * limit), mip_rel_gap=float(self.mip_rel_gap)
         )
-        sel = solve_feature_selection(
-            X,
-            y_pm,
-            self.min_tpr,
-            self.min_tnr,
-            hoeffding_alpha=self.hoeffding_alpha,
-            feature_costs=costs,
-            big_m=self.big_m,
-            config=config,
-            warm_start=(warm.coef_[0], float(warm.intercept_[0])),
-            sample_weight=sw,
-            batch_seconds=t1 - t0,
-        )
-        t2 = time.perf_counter()
+        if selection is not None:
+            sel = self._check_selection(selection, X, y_pm, costs, sw)
+            t1 = t2 = time.perf_counter()
+        else:
+            warm = WeightedSVC(kernel="linear", C=self.C, device=self.device).fit(
+                X, y_pm, sample_weight=sw
+            )
+            t1 = time.perf_counter()
+            config = replace(config, time_limit=max(1e-3, deadline - 0.1 * limit - t1))
+            sel = solve_feature_selection(
+                X,
+                y_pm,
+                self.min_tpr,
+                self.min_tnr,
+                hoeffding_alpha=self.hoeffding_alpha,
+                feature_costs=costs,
+                big_m=self.big_m,
+                config=config,
+                warm_start=(warm.coef_[0], float(warm.intercept_[0])),
+                sample_weight=sw,
+                batch_seconds=t1 - t0,
+            )
+            t2 = time.perf_counter()
+        self.selection_ = sel
+        self.selection_reused_ = selection is not None
         self.support_ = sel.support
         self.z_ = np.zeros(keep.shape[0], dtype=bool)
         self.z_[keep] = sel.z
@@ -293,6 +326,66 @@ class CostSensitiveFeatureSelector(BinaryClassifierMixin, SelectorMixin, BaseEst
             "svm": time.perf_counter() - t2,
         }
         return self
+
+    def _check_selection(
+        self,
+        selection: FeatureSelectionResult | CostSensitiveFeatureSelector,
+        X: np.ndarray,
+        y_pm: np.ndarray,
+        costs: np.ndarray | None,
+        sw: np.ndarray | None,
+    ) -> FeatureSelectionResult:
+        """``selection`` as a (P1) solution of this problem, or a ValueError."""
+        if isinstance(selection, CostSensitiveFeatureSelector):
+            check_is_fitted(selection, "selection_")
+            selection = selection.selection_
+        if not isinstance(selection, FeatureSelectionResult):
+            raise TypeError(
+                "selection must be a FeatureSelectionResult or a fitted "
+                f"CostSensitiveFeatureSelector, got {type(selection).__name__}"
+            )
+        n, d = X.shape
+        if selection.support.shape != (d,) or selection.z.shape != (n,):
+            raise ValueError(
+                f"selection was solved on {selection.z.shape[0]} rows x "
+                f"{selection.support.shape[0]} features; these data have {n} rows "
+                f"(of positive weight) x {d} features"
+            )
+        problem = SelectionProblem.from_data(
+            X, y_pm, self.min_tpr, self.min_tnr, self.hoeffding_alpha, costs, sw
+        )
+        floors = (problem.tpr_floor, problem.tnr_floor)
+        if not np.allclose(
+            floors, (selection.tpr_floor, selection.tnr_floor), rtol=0, atol=1e-12
+        ):
+            raise ValueError(
+                f"selection was solved with floors p*(+1)={selection.tpr_floor:.6g}, "
+                f"p*(-1)={selection.tnr_floor:.6g}; this selector imposes "
+                f"{floors[0]:.6g}, {floors[1]:.6g}"
+            )
+        if not np.isclose(float(problem.costs @ selection.support), selection.cost):
+            raise ValueError(
+                f"selection's cost {selection.cost:.6g} is not the cost of its "
+                "features under this selector's feature_costs"
+            )
+        model = build_selection_milp(
+            problem.X, problem.y, *floors, problem.costs, self.big_m, sample_weight=sw
+        )
+        x = np.concatenate(
+            [
+                selection.w,
+                [selection.b],
+                selection.z.astype(float),
+                selection.support.astype(float),
+            ]
+        )
+        ok, reason = check_feasible(model, x, tol=1e-6)
+        if not ok:
+            raise ValueError(
+                "selection is not a feasible (P1) point on these rows (other rows, "
+                f"weights or big_m?): {reason}"
+            )
+        return selection
 
     def _fit_svm(
         self,

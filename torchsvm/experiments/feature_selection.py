@@ -17,7 +17,13 @@ the training part. On the training part:
   ``p0``) and ``fs_hoeffding_*`` (floors ``p0`` plus the Hoeffding margin at
   ``feature_selection.hoeffding_alpha``), each with the linear (P2) and RBF (P3)
   classifier, and ``card_*`` (:class:`~torchsvm.estimators.selection.CardinalityConstrainedSVC`
-  with ``k`` = the features ``fs_linear`` kept in that fold).
+  with ``k`` = the features ``fs_linear`` kept in that fold). (P1) does not depend on
+  the kernel or on ``C`` (``C`` only steers its warm start), so it is solved once per
+  floor pair, by ``fs_linear`` / ``fs_hoeffding_linear``, and the RBF method fits (P3)
+  on that selection (``fit(..., selection=...)``; thesis ch. 4 also solves (P1) once);
+  its record says ``selection_from``. Until session 7 each kernel solved (P1) on its
+  own, from its own C's warm start: the same MILP, so the same selection whenever
+  (P1) was proven optimal with a unique optimum.
 
 Training parts above ``feature_selection.max_rows_per_class`` rows in a class are
 compressed per class by k-means (cluster sizes as weights) before the MILP / MIQP;
@@ -234,8 +240,20 @@ def _fold(
     out["milp_rows"] = int(yc.size)
     k_sel: int | None = None
     for name, alpha in (("fs", None), ("fs_hoeffding", s.hoeffding_alpha)):
+        # (P1) depends on the rows, floors, costs and big-M only (C only steers its
+        # warm start), so it is solved once per floor pair, with the linear method,
+        # and the RBF method fits (P3) on that selection (thesis ch. 4 does the same)
+        shared: Any = None
         for kern in ("linear", "rbf"):
             key = f"{name}_{kern}"
+            if kern == "rbf" and "error" in out["methods"][f"{name}_linear"]:
+                # the same (P1) failed for the linear method: not solved again
+                out["methods"][key] = {
+                    **out["methods"][f"{name}_linear"],
+                    "selection_from": f"{name}_linear",
+                }
+                timing[key] = 0.0
+                continue
             est = CostSensitiveFeatureSelector(
                 min_tpr=p_tpr,
                 min_tnr=p_tnr,
@@ -252,7 +270,7 @@ def _fold(
             try:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
-                    est.fit(Xc, yc, sample_weight=wc)
+                    est.fit(Xc, yc, sample_weight=wc, selection=shared)
             except (InfeasibleProblemError, SolverError) as exc:
                 # infeasible floors, or a time limit without any selection: reported
                 out["methods"][key] = {"error": f"{type(exc).__name__}: {exc}"}
@@ -271,7 +289,17 @@ def _fold(
                 # e.g. FloorCappedWarning: a Hoeffding floor above 1 imposed as 1
                 "warnings": sorted({w.category.__name__ for w in caught}),
             }
+            if shared is not None:
+                # status, gap and time-limit flag are those of the shared (P1) solve
+                rec["selection_from"] = f"{name}_linear"
+                hit = bool(out["methods"][f"{name}_linear"]["time_limit_hit"])
+                rec["time_limit_hit"] = hit
+                if hit:
+                    rec["warnings"] = sorted(
+                        {*rec["warnings"], SolverTimeLimitWarning.__name__}
+                    )
             out["methods"][key] = rec
+            shared = est
             if key == "fs_linear":
                 k_sel = rec["n_selected"]
     for kern in ("linear", "rbf"):
