@@ -15,7 +15,8 @@ the ``R * B`` S5c fits per imposed t that need a MIQP
 ``REPLICATES`` (comma-separated indices into the run's B draws) and prints one JSON line:
 how each fit was obtained, MIQP seconds per t and the fold's extrapolated seconds
 (:func:`torchsvm.experiments.cost_sensitive.ctrl2_pilot`). ``--set KEY=VALUE`` options
-after it override the config (e.g. ``--set mip.time_limit=300``).
+after it override the config (e.g. ``--set mip.time_limit=300``); ``--no-share-seeds``
+seeds each MIQP as before session 7 (to measure what the shared seeds save).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ if __name__ == "__main__":
         root = Path(__file__).resolve().parents[1]
         cfg = load_config(root / "configs" / "cost_sensitive.toml", sets)
         rep = [int(r) for r in reps.split(",")]
-        print(json.dumps(ctrl2_pilot(cfg, name, 0, rep)), flush=True)
+        share = "--no-share-seeds" not in sys.argv
+        print(json.dumps(ctrl2_pilot(cfg, name, 0, rep, share)), flush=True)
         raise SystemExit(0)
     raise SystemExit(reproduce("cost_sensitive"))

@@ -1157,15 +1157,20 @@ def _s5c_path_replicate(
     kernel: str,
     gamma: float,
     config: MipConfig,
+    share: bool = True,
 ) -> tuple[list[list[CsvmSolution]], np.ndarray, np.ndarray, np.ndarray]:
     """Every (target, C) S5c fit of one replicate: (solutions[k][r], source, seconds,
-    CPU seconds)."""
+    CPU seconds). ``share``: seed each MIQP with the fits made before it (see
+    :func:`fit_s5c_path`) beyond the same target's fit at the previous C and the
+    lower targets' bound."""
     T, R = targets.size, C_grid.size
     sols: list[list[Any]] = [[None] * R for _ in range(T)]
     source = np.empty((T, R), dtype=object)
     secs = np.zeros((T, R))
     cpu = np.zeros((T, R))
     order = np.argsort(targets, kind="stable")
+    # proven bounds of the fits so far: bounds[k, r] (-inf where none yet)
+    bounds = np.full((T, R), -np.inf)
     for r, C in enumerate(C_grid):
         problems = [
             CsvmProblem.from_data(
@@ -1222,12 +1227,18 @@ def _s5c_path_replicate(
                 # feasible here (the constraints do not see C); the bound at a lower
                 # floor (same C and weights) bounds this optimum from below
                 seeds = [sols[k][r - 1]] if r > 0 else []
+                lb, points = low_bound, None
+                if share:
+                    seeds, lb, points = _shared_seeds(
+                        sols, bounds, targets, C_grid, k, r, X, s1, kernel, seeds, lb
+                    )
                 sol = solve_csvm(
                     problems[k],
                     config,
                     s1=s1,
                     incumbents=seeds,
-                    lower_bound=low_bound,
+                    lower_bound=lb,
+                    cut_points=points,
                 )
             dt = time.perf_counter() - t1
             cpu[k, r] = time.process_time() - c1
@@ -1240,12 +1251,66 @@ def _s5c_path_replicate(
             sols[k][r], source[k, r], secs[k, r] = sol, how, dt
             if np.isfinite(sol.bound):
                 low_bound = max(low_bound or -np.inf, float(sol.bound))
+                bounds[k, r] = float(sol.bound)
             if sol.status is SolveStatus.optimal and sol is not proven:
                 proven = sol
                 proven_margin = problems[k].y[I] * sol.decision_function(
                     problems[k].X[I]
                 )
     return sols, source, secs, cpu
+
+
+def _shared_seeds(
+    sols: list[list[Any]],
+    bounds: np.ndarray,
+    targets: np.ndarray,
+    C_grid: np.ndarray,
+    k: int,
+    r: int,
+    X: np.ndarray,
+    s1: S1Fit,
+    kernel: str,
+    seeds: list[CsvmSolution],
+    low_bound: float | None,
+) -> tuple[list[CsvmSolution], float | None, np.ndarray | None]:
+    """What the fits made so far on this replicate prove about fit ``(k, r)``.
+
+    All of it exact for S5c on one replicate (same rows and weights; objective
+    ``a(w) + C s(xi)`` with ``a, s >= 0``, feasible set independent of ``C``, shrinking
+    as the floor rises):
+
+    - incumbents: every fit at the previous C whose floor is at least ``targets[k]``
+      (feasible here; :func:`~torchsvm.mip.csvm.solve_csvm` keeps the best);
+    - lower bound: the best proven bound of any fit ``(k', r')`` with
+      ``targets[k'] <= targets[k]`` and ``C_grid[r'] <= C_grid[r]`` (its problem is a
+      relaxation of this one, and a smaller C lowers every objective value);
+    - tangent cuts of ``||w||^2`` (linear kernel, primal form) at the ``w`` of S1 and
+      of every fit so far at this C and at the previous C: valid for every CSVM on
+      the same features, they start the master closer to the objective near the
+      optimum.
+    """
+    out = list(seeds)
+    if r > 0:
+        for k2 in np.flatnonzero(targets >= targets[k]):
+            cand = sols[k2][r - 1]
+            if cand is not None and all(cand is not x for x in out):
+                out.append(cand)
+    lower = (targets <= targets[k])[:, None] & (C_grid <= C_grid[r])[None, :]
+    lb = low_bound
+    if np.isfinite(bounds[lower]).any():
+        lb = max(lb if lb is not None else -np.inf, float(bounds[lower].max()))
+    points = None
+    if kernel == "linear":
+        W = [X.T @ s1.dual_coef]
+        for r2 in (r - 1, r):
+            if r2 < 0:
+                continue
+            for k2 in range(targets.size):
+                cand = sols[k2][r2]
+                if cand is not None and cand.coef is not None:
+                    W.append(np.asarray(cand.coef, dtype=np.float64))
+        points = np.unique(np.round(np.stack(W), 12), axis=0)
+    return out, lb, points
 
 
 def fit_s5c_path(
@@ -1260,6 +1325,7 @@ def fit_s5c_path(
     time_limit: float = 60.0,
     mip_rel_gap: float = 1e-4,
     n_jobs: int | None = 1,
+    share_seeds: bool = True,
 ) -> S5cPath:
     """Ctrl2's S5c fits for every target TPR, C and replicate, sharing work (SPEC S5c).
 
@@ -1284,7 +1350,11 @@ def fit_s5c_path(
     limit keeps its incumbent and is never reused), seeded with two exact facts: the
     same target's fit at the previous C is feasible (an incumbent: S5c's constraints
     do not depend on C), and the best proven bound at a lower target of the same
-    (C, replicate) bounds the optimum from below.
+    (C, replicate) bounds the optimum from below. With ``share_seeds`` (default) each
+    MIQP also gets what every earlier fit of its replicate proves
+    (:func:`_shared_seeds`): the previous C's fits at higher targets as incumbents,
+    the best bound over lower-or-equal targets and smaller-or-equal C, and tangent
+    cuts of ``||w||^2`` at the earlier fits' ``w`` (linear kernel).
 
     Parameters
     ----------
@@ -1302,6 +1372,10 @@ def fit_s5c_path(
         Per-MIQP limit and relative gap.
     n_jobs : int or None
         Processes over replicates (joblib ``loky``); 1 runs in-process.
+    share_seeds : bool
+        Seed each MIQP with every earlier fit of its replicate (above); False keeps
+        only the previous C's fit at the same target and the lower targets' bound
+        (the path before session 7, kept to measure the difference).
 
     Returns
     -------
@@ -1344,6 +1418,7 @@ def fit_s5c_path(
         kernel=kernel,
         gamma=float(gamma),
         config=config,
+        share=bool(share_seeds),
     )
     if n_jobs == 1:
         out = [job(cnt[b], s1_all[b], forced_all[b]) for b in range(B)]

@@ -254,6 +254,7 @@ def ctrl2_pilot(
     dataset: str,
     fold: int = 0,
     replicates: Sequence[int] = (0, 1, 2, 3, 4),
+    share_seeds: bool = True,
 ) -> dict[str, Any]:
     """Ctrl2's S5c path on some replicates of one fold: what the full fold costs.
 
@@ -262,6 +263,8 @@ def ctrl2_pilot(
     every C of the grid, every t of ``cost_sensitive.tprs``, ``mip.time_limit`` s per
     MIQP) is fitted on the replicates listed only. Replicates are independent, so a
     full fold costs about ``B / len(replicates)`` times the path's seconds.
+    ``share_seeds=False`` seeds each MIQP as before session 7 (the previous C's fit at
+    the same t and the lower t's bound only), to measure what the shared seeds save.
 
     Returns
     -------
@@ -290,6 +293,7 @@ def ctrl2_pilot(
         kernel=b.kernel,
         time_limit=cfg.mip.time_limit,
         mip_rel_gap=cfg.mip.mip_rel_gap,
+        share_seeds=share_seeds,
     )
     per_t: dict[str, Any] = {}
     for k, t in enumerate(tprs):
@@ -310,6 +314,12 @@ def ctrl2_pilot(
             "miqp_seconds_q90": float(np.quantile(s, 0.9)) if s.size else 0.0,
             "miqp_seconds_max": float(s.max(initial=0.0)),
             "gap_max": float(path.gaps(k)[miqp].max(initial=0.0)),
+            "miqp_rounds": [
+                int(sol.n_iter)
+                for row, m_row in zip(path.solutions[k], miqp, strict=True)
+                for sol, m in zip(row, m_row, strict=True)
+                if m
+            ],
             "miqp_cpu_seconds": float(cpu.sum()),
             "miqp_cpu_seconds_median": float(np.median(cpu)) if cpu.size else 0.0,
             "miqp_cpu_seconds_max": float(cpu.max(initial=0.0)),
@@ -326,6 +336,7 @@ def ctrl2_pilot(
         "replicates": reps.tolist(),
         "n_bootstrap": int(b.n_bootstrap),
         "time_limit": float(cfg.mip.time_limit),
+        "share_seeds": bool(share_seeds),
         "per_t": per_t,
         "s1_seconds": float(path.s1_seconds),
         "s1_cpu_seconds": float(path.s1_cpu_seconds),
