@@ -437,3 +437,95 @@ def test_ctrl2_fit_targets_needs_floors(data: tuple) -> None:
     m = BootstrapProbabilitySVC(target_tpr=0.9, control="csvm", n_bootstrap=2)
     with pytest.raises(ValueError, match="needs a TPR floor for every target"):
         m.fit_targets(X, y, [0.5, None])
+
+
+def test_ctrl2_shared_seeds_pick_what_is_valid() -> None:
+    """Which earlier fits seed MIQP (k, r) (hand-built path state, no solve):
+    incumbents = the previous C's fits at targets >= t, bound = max over targets <= t
+    and C <= C_r, cut points = S1's w and the w of the fits at C_r and C_{r-1}."""
+    from types import SimpleNamespace
+
+    from torchsvm.estimators.bootstrap import _shared_seeds
+    from torchsvm.mip.warm_start import S1Fit
+
+    targets = np.array([0.9, 0.5, 0.7])  # not sorted: the rule reads the values
+    grid = np.array([1.0, 0.5, 2.0])
+    T, R = 3, 3
+    sols = [[None] * R for _ in range(T)]
+    bounds = np.full((T, R), -np.inf)
+    val = 0
+    for k in range(T):
+        for r in range(R):
+            val += 1
+            sols[k][r] = SimpleNamespace(coef=np.array([float(val), 0.0]))
+            bounds[k, r] = float(val)
+    X = np.eye(2)
+    s1 = S1Fit(dual_coef=np.array([0.0, 7.0]), intercept=0.0)
+    # fit (k=2: t=0.7, r=2: C=2.0), previous C index r-1 = 1 (C=0.5)
+    inc, lb, pts = _shared_seeds(
+        sols, bounds, targets, grid, 2, 2, X, s1, "linear", [], None
+    )
+    assert [x.coef[0] for x in inc] == [2.0, 8.0]  # t = 0.9 and t = 0.7 at r = 1
+    # targets <= 0.7: k in {1, 2}; C <= 2: every r -> max over bounds[1:, :]
+    assert lb == bounds[1:, :].max()
+    assert sorted(pts[:, 0].tolist()) == [0.0, 2, 3, 5, 6, 8, 9]  # S1 w = (0, 7)
+    assert [0.0, 7.0] in pts.tolist()
+    # C = 0.5 (r = 1): smaller C's bounds only (r = 1 itself); given bound kept if higher
+    _, lb, _ = _shared_seeds(sols, bounds, targets, grid, 0, 1, X, s1, "linear", [], 99)
+    assert lb == 99
+    _, lb, pts = _shared_seeds(sols, bounds, targets, grid, 0, 1, X, s1, "rbf", [], 0)
+    assert lb == bounds[:, 1].max() and pts is None
+
+
+@pytest.mark.slow  # two S5c paths with MIQPs: ~16 s under load
+def test_ctrl2_shared_seeds_are_exact(data: tuple, monkeypatch) -> None:
+    """The seeds each MIQP gets from its replicate's earlier fits (incumbents at higher
+    targets of the previous C, the bound over lower targets and smaller C, tangent
+    cuts at earlier w) are valid: every bound handed over is <= that fit's own
+    optimum, every incumbent is feasible there, and the path equals the one seeded
+    the old way (same optimal objectives, fit by fit)."""
+    import torchsvm.estimators.bootstrap as boot
+    from torchsvm.estimators.bootstrap import _draw_counts, fit_s5c_path
+
+    X, y, _, _ = data
+    X, y = X[:40], y[:40]
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    counts = _draw_counts(y_pm, 2, 0)
+    grid, targets = [0.25, 1.0, 4.0], [0.7, 0.8, 0.9, 0.95]
+    calls: list[dict] = []
+    real = boot.solve_csvm
+
+    def spy(problem, config, **kw):
+        sol = real(problem, config, **kw)
+        calls.append({"problem": problem, "sol": sol, **kw})
+        return sol
+
+    monkeypatch.setattr(boot, "solve_csvm", spy)
+    shared = fit_s5c_path(X, y_pm, counts, grid, targets, time_limit=30.0)
+    n_shared = len(calls)
+    old = fit_s5c_path(
+        X, y_pm, counts, grid, targets, time_limit=30.0, share_seeds=False
+    )
+    assert n_shared > 0 and len(calls) == 2 * n_shared  # same fits need a MIQP
+    seeded = calls[:n_shared]
+    # the data exercise every kind of seed
+    assert any(c["lower_bound"] is not None for c in seeded)
+    assert any(len(c["incumbents"]) >= 2 for c in seeded)
+    assert any(
+        c["cut_points"] is not None and len(c["cut_points"]) >= 2 for c in seeded
+    )
+    for c in seeded:
+        opt = c["sol"]
+        assert opt.status.value == "optimal"
+        tol = 2e-4 * max(1.0, abs(opt.objective))
+        if c["lower_bound"] is not None:
+            assert c["lower_bound"] <= opt.objective + tol
+        for inc in c["incumbents"]:
+            # feasible here: meets this problem's floor with z_i = 1 at margin >= 1
+            assert boot._reuse_if_feasible(c["problem"], inc) is not None
+    for k in range(len(targets)):
+        for r in range(len(grid)):
+            for b in range(2):
+                a, o = shared.solutions[k][r][b], old.solutions[k][r][b]
+                assert a.status.value == o.status.value == "optimal"
+                assert abs(a.objective - o.objective) <= 2e-4 * max(1, abs(o.objective))
