@@ -8,7 +8,9 @@ Thin entry point over :mod:`torchsvm.experiments.cost_sensitive`: the same as
 ``--ctrl2-workload DATASET [DATASET ...]`` fits nothing of Ctrl2: for fold 0 of each
 dataset (``configs/cost_sensitive.toml``) it prints one JSON line with the number of
 the ``R * B`` S5c fits per imposed t that need a MIQP
-(:func:`torchsvm.experiments.cost_sensitive.ctrl2_workload`).
+(:func:`torchsvm.experiments.cost_sensitive.ctrl2_workload`); with
+``--miqp-cpu-seconds S`` (CPU seconds per MIQP, e.g. a pilot's median) also the CPU-hours
+of that fold and of all folds.
 
 ``--ctrl2-pilot DATASET REPLICATES`` fits Ctrl2's S5c path (every C and t of
 ``configs/cost_sensitive.toml``, its MIQP time limit) on fold 0 for the replicates
@@ -34,8 +36,14 @@ if __name__ == "__main__":
 
         root = Path(__file__).resolve().parents[1]
         cfg = load_config(root / "configs" / "cost_sensitive.toml")
-        for name in sys.argv[sys.argv.index("--ctrl2-workload") + 1 :]:
-            print(json.dumps(ctrl2_workload(cfg, name)), flush=True)
+        args = sys.argv[sys.argv.index("--ctrl2-workload") + 1 :]
+        secs = None
+        if "--miqp-cpu-seconds" in args:
+            at = args.index("--miqp-cpu-seconds")
+            secs = float(args[at + 1])
+            args = args[:at] + args[at + 2 :]
+        for name in args:
+            print(json.dumps(ctrl2_workload(cfg, name, 0, secs)), flush=True)
         raise SystemExit(0)
     if "--ctrl2-pilot" in sys.argv:
         from torchsvm.config import load_config

@@ -156,6 +156,14 @@ def test_ctrl2_workload_counts_the_fits_that_solve_a_miqp(
     )
     w = ctrl2_workload(cfg, "breast_cancer")
     assert w["fits"] == 10 and set(w["miqps"]) == {"0.50", "0.95", "1.00"}
+    assert w["miqps_total"] == sum(w["miqps"].values()) and "cpu_hours_fold" not in w
+    # the CPU-hour estimate: count x seconds per MIQP, for one fold and all folds
+    e = ctrl2_workload(cfg, "breast_cancer", 0, miqp_cpu_seconds=36.0)
+    assert e["miqps"] == w["miqps"]
+    assert e["cpu_hours_fold"] == pytest.approx(w["miqps_total"] / 100.0)
+    assert e["cpu_hours_all_folds"] == pytest.approx(
+        e["cpu_hours_fold"] * cfg.protocol.n_folds
+    )
     # oracle: the calls Ctrl2 makes to the MIP engine (a replicate whose S1 meets the
     # floor is returned without one)
     calls = []

@@ -197,7 +197,10 @@ def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
 
 
 def ctrl2_workload(
-    cfg: ExperimentConfig, dataset: str, fold: int = 0
+    cfg: ExperimentConfig,
+    dataset: str,
+    fold: int = 0,
+    miqp_cpu_seconds: float | None = None,
 ) -> dict[str, Any]:
     """How many of Ctrl2's ``R * B`` S5c fits need a MIQP, per imposed t, on one fold.
 
@@ -208,6 +211,10 @@ def ctrl2_workload(
     of up to ``mip.time_limit`` seconds, fewer where the path reuses a lower t's
     optimum (not counted here: that needs the MIQPs). The S1 fits are the bootstrap SVM's (same draws),
     so this costs one ensemble fit and bounds the Ctrl2 cost of the fold from the count.
+
+    ``miqp_cpu_seconds`` (e.g. a pilot's median CPU seconds per MIQP,
+    :func:`ctrl2_pilot`) adds the CPU-hour estimate of this fold and of all
+    ``protocol.n_folds`` folds, taking this fold's count as every fold's.
     """
     from torchsvm.estimators.bootstrap import BootstrapProbabilitySVC
 
@@ -246,6 +253,12 @@ def ctrl2_workload(
         forced = (total - lightest < t * total - 1e-9)[None, :] & need
         out["miqps"][f"{t:.2f}"] = int(np.sum(need & ~forced))
         out["forced"][f"{t:.2f}"] = int(np.sum(forced))
+    total = sum(out["miqps"].values())
+    out["miqps_total"] = total
+    if miqp_cpu_seconds is not None:
+        out["miqp_cpu_seconds"] = float(miqp_cpu_seconds)
+        out["cpu_hours_fold"] = total * float(miqp_cpu_seconds) / 3600.0
+        out["cpu_hours_all_folds"] = out["cpu_hours_fold"] * cfg.protocol.n_folds
     return out
 
 
