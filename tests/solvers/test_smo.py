@@ -202,3 +202,165 @@ def test_auto_rule_follows_the_measured_sizes() -> None:
     assert not use_smo(mid.select(slice(0, 1)), None)  # one problem: the active set
     lin = BatchedSvmProblem.from_weights(X, y, C=C, kernel="linear")
     assert not use_smo(lin, None)
+
+
+# ---------------------------------------------------------------- session 7 review
+
+
+def _weighted(
+    X: np.ndarray,
+    y: np.ndarray,
+    C: list[float],
+    w: np.ndarray | None = None,
+    dtype: str = "float64",
+) -> BatchedSvmProblem:
+    return BatchedSvmProblem.from_weights(
+        X, y, C=C, sample_weight=w, kernel="rbf", gamma="scale", dtype=dtype
+    )
+
+
+def _assert_matches_libsvm(
+    prob: BatchedSvmProblem,
+    X: np.ndarray,
+    y: np.ndarray,
+    C: list[float],
+    w: np.ndarray | None,
+    A: torch.Tensor,
+    b: torch.Tensor,
+    rtol: float,
+) -> None:
+    K = compute_kernel(prob.X.double(), kernel="rbf", gamma=prob.gamma)
+    F = (A.double() * prob.y.double()) @ K + b.double()[:, None]
+    for p, c in enumerate(C):
+        ref = SVC(C=c, gamma=prob.gamma, tol=1e-10, max_iter=10**7)
+        f_ref = ref.fit(X, y, sample_weight=w).decision_function(X)
+        assert_svm_close(F[p].numpy(), f_ref, rtol, f"C={c}")
+    U = prob.U.double()
+    assert bool(torch.isfinite(A).all())
+    assert bool((A >= 0).all()) and bool((A.double() <= U).all())
+    assert bool((A[U == 0] == 0).all())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_all_at_bound_solution_is_finite_and_matches_libsvm(dtype: str) -> None:
+    # C so small that every in-bag coordinate ends at its bound (no free support
+    # vector: b is the midpoint of libsvm's interval). Before session 7, float32 gave
+    # NaN: a row with I_up or I_low empty still rewrote v at an arbitrary j
+    X, y = _data(80, 4, seed=0)
+    C = [1e-4, 1e-3]
+    prob = _weighted(X, y, C, dtype=dtype)
+    K = compute_kernel(prob.X, kernel="rbf", gamma=prob.gamma)
+    tol = 1e-7 if dtype == "float64" else 1e-5
+    A, b, ok, it, *_ = smo_path(K, prob.y, prob.U, None, tol=tol)
+    assert bool(ok.all())
+    # NOTE: the certificate is relative to max(|primal|, 1), so at C = 1e-4 it is an
+    # absolute gap and b agrees with libsvm's only to ~4e-5 (rtol as in the other
+    # tests of this file)
+    rtol = 1e-4 if dtype == "float64" else 1e-3
+    _assert_matches_libsvm(prob, X, y, C, None, A, b, rtol)
+    sol = BoxQpSolver(SolverConfig(tol=tol), smo=True)(prob)
+    assert bool(sol.converged.all())
+    _assert_matches_libsvm(prob, X, y, C, None, sol.alpha, sol.b, rtol)
+
+
+def test_row_that_converges_between_checks_stops() -> None:
+    # row 0 has 4 in-bag rows and needs 2 steps; row 1 needs hundreds. Before
+    # session 7, row 0 went on stepping until the next check (64 iterations here),
+    # with a bogus j once it had no violating pair left
+    X, y = _data(60, 3, seed=7)
+    yt = torch.as_tensor(y)
+    K = compute_kernel(torch.as_tensor(X), kernel="rbf", gamma=0.3)
+    U = torch.ones((2, 60), dtype=torch.float64)
+    U[0] = 0.0
+    U[0, np.flatnonzero(y > 0)[0]] = 1.0
+    U[0, np.flatnonzero(y < 0)[:3]] = 2.0
+    alone = smo_solve(K, yt, U[:1], eps=1e-9, check_every=1)
+    A, G, it, viol = smo_solve(K, yt, U, eps=1e-9, check_every=64)
+    assert int(it[0]) == int(alone[2][0]) <= 3
+    assert bool((viol < 1e-9).all())
+    np.testing.assert_allclose(A[0].numpy(), alone[0][0].numpy(), atol=1e-12)
+
+
+def test_max_iter_bounds_every_resumption_together() -> None:
+    # row 0 (small C) is certified early, row 1 (large C) is resumed: before session
+    # 7 each resumption had a fresh budget (200 iterations for max_iter = 100), and
+    # row 0 came back NaN in float64 too (the bogus-j bug above)
+    X, y = _data(80, 4, seed=0)
+    prob = _weighted(X, y, [0.05, 50.0])
+    K = compute_kernel(prob.X, kernel="rbf", gamma=prob.gamma)
+    kw = dict(tol=1e-12, eps=1e-1, refine=3)
+    full = smo_path(K, prob.y, prob.U, None, **kw)
+    assert bool(full[2].all()) and bool(torch.isfinite(full[0]).all())
+    A, b, ok, it, *_ = smo_path(K, prob.y, prob.U, None, **kw, max_iter=100)
+    assert int(it.max()) <= 100 < int(full[3][1])
+    assert bool(ok[0]) and not bool(ok[1])
+    assert bool((A >= 0).all()) and bool((A <= prob.U).all())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", ["same_label", "opposite_label", "zero_weight"])
+def test_duplicates_and_zero_weights_match_libsvm(case: str, dtype: str) -> None:
+    # duplicate rows make pair curvatures 0 (libsvm's tau step); opposite labels on
+    # identical rows force both to their bounds; a zero weight fixes the row at 0
+    X, y = _data(70, 4, seed=13)
+    w = None
+    if case == "same_label":
+        X, y = np.vstack([X, X[:10]]), np.concatenate([y, y[:10]])
+    elif case == "opposite_label":
+        X, y = np.vstack([X, X[:10]]), np.concatenate([y, -y[:10]])
+    else:
+        w = np.ones(70)
+        w[:5], w[5:10] = 0.0, 3.0
+    C = [0.5, 20.0]
+    prob = _weighted(X, y, C, w, dtype)
+    tol = 1e-7 if dtype == "float64" else 1e-5
+    K = compute_kernel(prob.X, kernel="rbf", gamma=prob.gamma)
+    A, b, ok, *_ = smo_path(K, prob.y, prob.U, None, tol=tol)
+    assert bool(ok.all())
+    rtol = 1e-4 if dtype == "float64" else 1e-3
+    _assert_matches_libsvm(prob, X, y, C, w, A, b, rtol)
+
+
+@pytest.mark.slow
+def test_large_c_matches_libsvm() -> None:
+    # nearly hard margin: few bounded coordinates, many SMO iterations
+    X, y = _data(80, 4, seed=0)
+    C = [1e3, 1e5]
+    prob = _weighted(X, y, C)
+    sol = BoxQpSolver(SolverConfig(tol=1e-8), smo=True)(prob)
+    assert bool(sol.converged.all())
+    _assert_matches_libsvm(prob, X, y, C, None, sol.alpha, sol.b, 1e-4)
+
+
+@pytest.mark.parametrize(
+    ("n", "P", "expected"),
+    [
+        (255, 100, False),
+        (256, 100, True),
+        (256, 99, False),
+        (2000, 100, True),
+        (2001, 100, False),
+    ],
+)
+def test_auto_rule_at_the_thresholds(n: int, P: int, expected: bool) -> None:
+    X, y = _data(n, 3, seed=14)
+    prob = BatchedSvmProblem.from_weights(X, y, C=np.ones(P), kernel="rbf")
+    assert use_smo(prob, None) is expected
+
+
+@pytest.mark.slow  # ~8 s under load
+def test_auto_smo_at_the_lower_threshold_matches_the_active_set() -> None:
+    # n = 256, 100 problems: the default rule picks the SMO pre-pass
+    n = 256
+    X, y = _data(n, 4, seed=15)
+    counts = _counts(n, 25, seed=15)
+    prob = BatchedSvmProblem.from_bootstrap(
+        X, y, C_GRID, counts, kernel="rbf", gamma="scale"
+    )
+    assert use_smo(prob, None)
+    s_auto = BoxQpSolver(SolverConfig(tol=1e-8))(prob)
+    s_pdas = BoxQpSolver(SolverConfig(tol=1e-8), smo=False)(prob)
+    assert bool(s_auto.converged.all()) and bool(s_pdas.converged.all())
+    np.testing.assert_allclose(
+        s_auto.dual.numpy(), s_pdas.dual.numpy(), rtol=1e-7, atol=1e-10
+    )

@@ -25,8 +25,9 @@ iterations. What makes it cheaper than a loop of libsvm fits:
   ``a`` since the last rebuild, by one ``(P, c) @ (c, n)`` GEMM over the ``c`` columns
   that changed, before the stopping test is applied to all columns;
 - warm starts along the ``C`` path (:func:`smo_path`): the solution of the same bootstrap
-  replicate at the previous ``C``, scaled to the new bounds, keeps the partition of the
-  previous optimum, and its gradient is the previous one scaled (no product with ``Q``).
+  replicate at the previous (smaller) ``C``, unscaled, lies in the new box, so it is
+  feasible and keeps its exact gradient (no product with ``Q``); see
+  :func:`_stage_starts`.
 
 SMO stops at a maximal KKT violation ``eps`` (libsvm's ``m(a) - M(a) < eps``);
 :func:`smo_path` then certifies every problem by its relative duality gap
@@ -175,6 +176,8 @@ def _smo_compact(
     vu, vl = _split(-(au[:, 2] * Gr.gather(1, idx)), au, valid)
     left = budget.clone()
     going = torch.ones(rows.shape[0], dtype=torch.bool, device=dev)
+    # built once: a tensor from a Python list is a host-to-device copy (a sync on CUDA)
+    pm = torch.tensor([1.0, -1.0], dtype=dt, device=dev)
     k = 0
     while rows.numel():
         gmax, i = vu.max(1, keepdim=True)
@@ -183,6 +186,9 @@ def _smo_compact(
         # second-order choice of j: maximise (gmax - v_t)^2 / curvature over I_low
         quad = torch.add(kdc, Ki, alpha=-2.0).add_(kd[gi][:, None]).clamp_min_(_TAU)
         d = torch.sub(gmax, vl).clamp_min_(0.0)
+        # libsvm's stop, per row and iteration: m(a) - M(a) < eps on the working
+        # columns (a stopped row is left alone until the next check drops it)
+        going &= d.amax(1) >= eps
         best, j = d.square_().div_(quad).max(1, keepdim=True)
         gj = idx.gather(1, j)[:, 0]
         Kj = K.index_select(0, gj).gather(1, idx)
@@ -190,12 +196,17 @@ def _smo_compact(
         f = au.gather(2, ij[:, None, :].expand(-1, 3, -1))  # (R, 3, 2): a, u, y
         a_ij, u_ij, y_ij = f.unbind(1)
         # room along the direction: a_i moves by +y_i t, a_j by -y_j t
-        sgn = y_ij * torch.tensor([1.0, -1.0], dtype=dt, device=dev)
+        sgn = y_ij * pm
         lim = torch.where(sgn > 0, u_ij - a_ij, a_ij)
         t = (gmax - vl.gather(1, j)) / quad.gather(1, j)
         moving = going & (left > 0) & (best[:, 0] > 0)
-        t = torch.minimum(t, lim.amin(1, keepdim=True)).clamp_min_(0.0)
-        t = t * moving[:, None]
+        mv = moving[:, None]
+        # NOTE: a row with no violating pair (converged between two checks, budget
+        # spent, or I_up / I_low empty) has an arbitrary j and an infinite or NaN t:
+        # it must not move, and its v must not be rewritten below (else a -inf/+inf
+        # lands in the other set, and the next step is bogus or NaN)
+        t = torch.where(mv, torch.minimum(t, lim.amin(1, keepdim=True)), 0.0)
+        t = t.clamp_min_(0.0)
         # land exactly on the bound that limits the step
         hit = (t >= lim) & moving[:, None]
         new = torch.where(hit, torch.where(sgn > 0, u_ij, 0.0), a_ij + sgn * t)
@@ -204,19 +215,21 @@ def _smo_compact(
         dK = Kj.sub_(Ki)
         vu.addcmul_(t, dK)
         vl.addcmul_(t, dK)
-        # i is in I_up and j in I_low before the step: their v are finite there
+        # i is in I_up and j in I_low before a step: their v are finite there
         vv = torch.cat([vu.gather(1, i), vl.gather(1, j)], 1)
         lo_ok, hi_ok = new > 0, new < u_ij
         pos = y_ij > 0
-        vu.scatter_(1, ij, torch.where(torch.where(pos, hi_ok, lo_ok), vv, -inf))
-        vl.scatter_(1, ij, torch.where(torch.where(pos, lo_ok, hi_ok), vv, inf))
+        vu_ij = torch.where(torch.where(pos, hi_ok, lo_ok), vv, -inf)
+        vl_ij = torch.where(torch.where(pos, lo_ok, hi_ok), vv, inf)
+        vu.scatter_(1, ij, torch.where(mv, vu_ij, vu.gather(1, ij)))
+        vl.scatter_(1, ij, torch.where(mv, vl_ij, vl.gather(1, ij)))
         mi = moving.to(n_iter.dtype)
         n_iter.index_add_(0, rows, mi)
         left -= mi
         k += 1
         if k % check_every:
             continue
-        going = (vu.amax(1) - vl.amin(1) >= eps) & (left > 0)
+        going &= left > 0
         if not bool(going.all()):
             rows, idx, valid, au, vu, vl, kdc, left, eps = (
                 x[going] for x in (rows, idx, valid, au, vu, vl, kdc, left, eps)
@@ -286,7 +299,7 @@ def smo_solve(
     G: torch.Tensor | None = None,
     *,
     eps: float | torch.Tensor = 1e-3,
-    max_iter: int = 100_000,
+    max_iter: int | torch.Tensor = 100_000,
     check_every: int = 32,
     shrink: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -306,7 +319,7 @@ def smo_solve(
         ``A @ Q - 1`` for the start (computed when omitted).
     eps : float or tensor of shape (P,)
         Stop when ``m(a) - M(a) < eps`` over all columns (libsvm's ``tol``).
-    max_iter : int
+    max_iter : int or tensor of shape (P,)
         Iterations per problem.
     check_every : int
         Iterations between the host synchronisations that drop finished problems.
@@ -332,11 +345,12 @@ def smo_solve(
     n_iter = torch.zeros(P, dtype=torch.long, device=dev)
     A_ref = A.clone()
     eps_t = torch.as_tensor(eps, dtype=dt, device=dev).expand(P)
+    cap = torch.as_tensor(max_iter, dtype=torch.long, device=dev).expand(P)
     pending = torch.arange(P, device=dev)
     viol, _, _ = kkt_violation(A, G, y, U)
     for _ in range(20):
         pending = pending[
-            (viol[pending] >= eps_t[pending]) & (n_iter[pending] < max_iter)
+            (viol[pending] >= eps_t[pending]) & (n_iter[pending] < cap[pending])
         ]
         if pending.numel() == 0:
             break
@@ -349,7 +363,7 @@ def smo_solve(
             U,
             pending,
             eps_t[pending],
-            max_iter - n_iter[pending],
+            cap[pending] - n_iter[pending],
             n_iter,
             check_every,
             shrink,
@@ -469,7 +483,7 @@ def smo_path(
                 Ar[todo],
                 Gr[todo],
                 eps=e[todo],
-                max_iter=max_iter,
+                max_iter=max_iter - it_r[todo],  # one budget for all resumptions
                 check_every=check_every,
                 shrink=shrink,
             )
@@ -487,7 +501,9 @@ def smo_path(
             e[todo] = torch.where(
                 bad, e[todo] * (0.25 * tol / rel.clamp_min(tol)), e[todo]
             )
-            todo = todo[bad]
+            todo = todo[bad & (it_r[todo] < max_iter)]
+            if todo.numel() == 0:
+                break
         A[rows], G[rows], n_iter[rows] = Ar, Gr, it_r
         prev = rows
     return A, b, gap <= tol, n_iter, primal, dual, gap
