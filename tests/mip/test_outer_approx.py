@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -17,7 +18,11 @@ from torchsvm.mip.model import (
     check_feasible,
     model_objective,
 )
-from torchsvm.mip.outer_approx import factor_psd, solve_convex_miqp
+from torchsvm.mip.outer_approx import (
+    OuterApproximation,
+    factor_psd,
+    solve_convex_miqp,
+)
 from torchsvm.mip.solve import solve_model
 from torchsvm.types import SolveStatus
 
@@ -265,3 +270,64 @@ def test_oa_matches_scip_on_csvm(kernel: str) -> None:
     assert oa.status is SolveStatus.optimal and ref.status is SolveStatus.optimal
     assert oa.objective == pytest.approx(ref.objective, rel=1e-4, abs=1e-6)
     assert oa.bound <= ref.objective * (1 + 1e-4) + 1e-6
+
+
+def _dense_rbf_csvm_oa(n: int, time_limit: float) -> OuterApproximation:
+    """OA state of an RBF CSVM in its kernel form (dense master) with one cut."""
+    from torchsvm.mip.csvm import build_csvm_model
+    from torchsvm.problems.csvm import CsvmProblem
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(n, 8))
+    y = np.where(X[:, 0] + 0.9 * rng.normal(size=n) > 0, 1.0, -1.0)
+    anchor = np.arange(n) >= n // 2
+    p = CsvmProblem.from_data(
+        X,
+        y,
+        anchor,
+        C=8.0,
+        kernel="rbf",
+        gamma=0.1,
+        min_tpr=0.95,
+        hoeffding_alpha=None,
+        penalty="libsvm",
+    )
+    model, _, factor = build_csvm_model(p, "dual")
+    oa = OuterApproximation(model, MipConfig(time_limit=time_limit), factor=factor)
+    oa.lifted.add_cuts(np.ones(oa.lifted.k))
+    return oa
+
+
+def test_dense_master_stops_near_its_time_limit() -> None:
+    # Regression (issue 19, German credit CSVM ran 306-584 s at a 300 s limit): HiGHS
+    # reads its clock only between presolve, symmetry detection and the feasibility
+    # jump, which on a dense master ran far past the limit (this master: 12-32 s at a
+    # 1-2 s limit under load, 5e5 nonzeros); the master now runs without them.
+    oa = _dense_rbf_csvm_oa(500, time_limit=1.0)
+    assert oa.lifted.master_model().A.nnz > 400_000
+    t0 = time.perf_counter()
+    mres, _ = oa.master()
+    took = time.perf_counter() - t0
+    assert took <= 1.0 + 2.5, took
+    assert mres.status in (SolveStatus.time_limit, SolveStatus.optimal)
+
+
+def test_master_not_started_when_its_overrun_would_pass_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import torchsvm.mip.outer_approx as oa_mod
+
+    oa = _dense_rbf_csvm_oa(60, time_limit=5.0)
+    oa._master_overrun = 10.0  # as if an earlier master had overrun by 10 s
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise AssertionError("HiGHS must not be started")
+
+    monkeypatch.setattr(oa_mod, "solve_highs", fail)
+    mres, _ = oa.master()
+    assert mres.status is SolveStatus.time_limit
+    assert mres.x is None
+    # the loop turns it into a timed-out result with the incumbent and its gap
+    with pytest.warns(SolverTimeLimitWarning):
+        res = oa.run()
+    assert res.status is SolveStatus.time_limit

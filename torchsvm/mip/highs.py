@@ -158,8 +158,18 @@ def _run(
             sol.col_value = list(x0)
             sol.value_valid = True
             h.setSolution(sol)
+    t_run = time.perf_counter()
     h.run()
     hs = h.getModelStatus()
+    logger.debug(
+        "HiGHS run: %.3f s of a %.3g s limit (load %.3f s), %s, %d rows x %d cols",
+        time.perf_counter() - t_run,
+        time_limit,
+        t_run - t0,
+        h.modelStatusToString(hs),
+        model.n_rows,
+        model.n_cols,
+    )
     if hs == _HMS.kUnboundedOrInfeasible:
         # NOTE: presolve may not tell infeasible from unbounded; ask again without it.
         h.setOptionValue("presolve", "off")
