@@ -155,3 +155,98 @@ def test_c_path_only_up_to_its_largest_n(monkeypatch: pytest.MonkeyPatch) -> Non
     assert not calls
     assert bool(on.converged.all()) and bool(off.converged.all())
     np.testing.assert_allclose(on.dual.numpy(), off.dual.numpy(), rtol=1e-7)
+
+
+def test_pipelined_chains_match_stage_by_stage_solves() -> None:
+    # parent / make_start: each row starts as soon as its parent stops, from the
+    # parent's final point; the answers equal those of one call per stage
+    prob, *_ = _bootstrap_problem(160, 4, 3, seed=17)
+    F = build_factor(prob)
+    W = F.low_rank()
+    y, U = prob.y, prob.U
+    c_idx = prob.index["c_idx"]
+    n_C = int(c_idx.max()) + 1
+    stages = [(c_idx == r).nonzero()[:, 0] for r in range(n_C)]
+    ratio = 4.0  # the grid of _bootstrap_problem: 2^-5, 2^-3, ...
+    with torch.inference_mode():
+        ref = BoxQpSolver(SolverConfig(method="ipm"), c_path=False)(
+            prob.select(stages[0])
+        )
+        # stage by stage
+        seq = []
+        A_prev = ref.alpha
+        for rows in stages[1:]:
+            A0 = project_face(A_prev * ratio, y, U[rows])
+            a, _, it, ok = active_set_low_rank(
+                W, y, U[rows], A0, max_iter=200, tol=1e-9
+            )
+            assert bool(ok.all())
+            seq.append(a)
+            A_prev = a
+        # one pipelined call over the later stages
+        rest = torch.cat(stages[1:])
+        B = stages[0].numel()
+        parent = torch.arange(rest.numel()) - B  # the same replicate, one stage before
+        seen: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+        def make_start(q: torch.Tensor, A_par: torch.Tensor) -> torch.Tensor:
+            seen.append((q.clone(), A_par.clone()))
+            return project_face(A_par * ratio, y, U[rest[q]])
+
+        A0 = torch.zeros((rest.numel(), prob.n_samples), dtype=U.dtype)
+        A0[:B] = project_face(ref.alpha * ratio, y, U[stages[1]])
+        a, _, it, ok = active_set_low_rank(
+            W,
+            y,
+            U[rest],
+            A0,
+            max_iter=200,
+            tol=1e-9,
+            parent=parent,
+            make_start=make_start,
+        )
+    assert bool(ok.all())
+    # every child was started once, from its parent's returned point
+    q_all = torch.cat([q for q, _ in seen])
+    assert sorted(q_all.tolist()) == list(range(B, rest.numel()))
+    for q, A_par in seen:
+        torch.testing.assert_close(A_par, a[parent[q]], rtol=0, atol=0)
+    Ur = U[rest]
+    d_pipe = duality_gap(a, F.matvec(a), y, Ur, None)[1]
+    a_seq = torch.cat(seq)
+    d_seq = duality_gap(a_seq, F.matvec(a_seq), y, Ur, None)[1]
+    np.testing.assert_allclose(d_pipe.numpy(), d_seq.numpy(), rtol=1e-9)
+    assert int(it.max()) <= 200 and int(it.min()) >= 1
+
+
+def test_parent_without_make_start_is_an_error() -> None:
+    prob, *_ = _bootstrap_problem(40, 3, 1, seed=2)
+    W = build_factor(prob).low_rank()
+    parent = torch.full((prob.n_problems,), -1)
+    with pytest.raises(ValueError, match="make_start"):
+        active_set_low_rank(W, prob.y, prob.U, torch.zeros_like(prob.U), parent=parent)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_grouped_face_solves_match_one_padded_batch(dtype: torch.dtype) -> None:
+    # rows of very different face widths, solved in width groups, give what one
+    # batch padded to the widest face gives
+    from torchsvm.solvers.active_set import _face_solve, _face_solve_grouped
+
+    g = torch.Generator().manual_seed(0)
+    R, f, k = 40, 14, 10
+    Wf = torch.randn(R, f, k, generator=g, dtype=dtype)
+    nfree = torch.randint(0, k + 4, (R,), generator=g)
+    nfree[0] = f  # a wide row
+    valid = torch.arange(f)[None, :] < nfree[:, None]
+    Wf = Wf * valid[:, :, None]
+    yF = torch.where(torch.rand(R, f, generator=g) < 0.5, -1.0, 1.0).to(dtype) * valid
+    rhs = torch.randn(R, f, generator=g, dtype=dtype) * valid
+    c = torch.randn(R, generator=g, dtype=dtype)
+    d1, b1, ok1 = _face_solve(Wf, yF, valid, rhs, c)
+    d2, b2, ok2 = _face_solve_grouped(Wf, yF, valid, rhs, c, nfree, k + 1)
+    assert torch.equal(ok1, ok2)
+    tol = 1e-8 if dtype == torch.float64 else 1e-3
+    good = ok1 & (nfree <= k + 1)  # narrow faces: a unique minimiser
+    torch.testing.assert_close(d2[good], d1[good], rtol=tol, atol=tol)
+    torch.testing.assert_close(b2[good], b1[good], rtol=tol, atol=tol)

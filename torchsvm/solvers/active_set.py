@@ -38,6 +38,8 @@ finished by the caller with another method.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from torchsvm.solvers.kkt import duality_gap, optimal_intercept
@@ -96,6 +98,84 @@ def _face_solve(
     return aF, b, ok
 
 
+StartFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def _start_rows(
+    A: torch.Tensor,
+    A0: torch.Tensor,
+    rows: torch.Tensor,
+    act: torch.Tensor,
+    fin: torch.Tensor,
+    U: torch.Tensor,
+    W: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Write the starts ``A0`` (R, n) of ``rows`` into ``A`` (P, n + 1), clipped to the
+    box with the coordinates at a bound put exactly on it; returns ``rows``, their
+    packed faces (indices, validity) and ``w = W^T a`` (R, k)."""
+    n = U.shape[1]
+    ac, fc, Uc = act[rows], fin[rows], U[rows]
+    a = torch.where(ac, torch.minimum(A0.clamp_min(0.0), torch.where(fc, Uc, A0)), 0.0)
+    lo = ac & (a <= 0)
+    up = ac & fc & (a >= Uc)
+    a = torch.where(up, Uc, torch.where(lo, 0.0, a))
+    A[rows, :n] = a
+    A[rows, n] = 0.0
+    free = ac & ~lo & ~up
+    f0 = max(int(free.sum(1).max()), 1) if rows.numel() else 1
+    idx, valid = _pack(free, f0)
+    return rows, idx, valid, a @ W
+
+
+def _face_solve_grouped(
+    Wf: torch.Tensor,
+    yF: torch.Tensor,
+    valid: torch.Tensor,
+    rhs: torch.Tensor,
+    c: torch.Tensor,
+    nfree: torch.Tensor,
+    cap: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """:func:`_face_solve` on groups of rows of similar face width (faces packed left
+    in their slots): each group is padded only to its own widest face."""
+    R, f, _ = Wf.shape
+    edges = sorted(
+        {e for e in (cap // 4, cap // 2, (3 * cap) // 4, cap + 2) if 2 <= e < f}
+    )
+    if not edges:
+        return _face_solve(Wf, yF, valid, rhs, c)
+    edges.append(f)
+    grp = torch.bucketize(nfree, torch.tensor(edges, device=nfree.device))
+    d = torch.zeros_like(rhs)
+    b = torch.zeros_like(c)
+    ok = torch.ones(R, dtype=torch.bool, device=rhs.device)
+    for g, e in enumerate(edges):
+        r = (grp == g).nonzero()[:, 0]
+        if r.numel() == 0:
+            continue
+        if r.numel() == R:
+            dg, b, ok = _face_solve(Wf[:, :e], yF[:, :e], valid[:, :e], rhs[:, :e], c)
+            d[:, :e] = dg
+            break
+        d[r, :e], b[r], ok[r] = _face_solve(
+            Wf[r, :e], yF[r, :e], valid[r, :e], rhs[r, :e], c[r]
+        )
+    return d, b, ok
+
+
+def _pack_slots(
+    idx: torch.Tensor, valid: torch.Tensor, n: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Move each row's used slots to the left (in order) and drop empty columns."""
+    R = idx.shape[0]
+    width = max(int(valid.sum(1).max()), 1) if R else 1
+    pos = torch.where(valid, valid.cumsum(1) - 1, width)
+    out = torch.full((R, width + 1), n, dtype=idx.dtype, device=idx.device)
+    out.scatter_(1, pos, torch.where(valid, idx, n))
+    out = out[:, :width].contiguous()
+    return out, out < n
+
+
 def _pack(mask: torch.Tensor, width: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Column indices of the True entries of each row of ``mask`` (R, n), packed left
     into ``width`` slots (padding index ``n``), and the slots' validity."""
@@ -116,6 +196,8 @@ def active_set_low_rank(
     max_iter: int = 100,
     face_cap: int | None = None,
     tol: float | None = None,
+    parent: torch.Tensor | None = None,
+    make_start: StartFn | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Feasible active-set iterations for every row, started from the feasible ``A0``.
 
@@ -149,6 +231,18 @@ def active_set_low_rank(
         gap is above ``tol`` goes on with a threshold 30x smaller (down to one unit of
         rounding), and is reported unconverged if even that does not reach ``tol``.
         None: no gap test (float64 rows settle at gaps of ~1e-12).
+    parent : tensor of shape (P,), optional
+        Pipelining along the ``C`` path: row ``q`` with ``parent[q] = p >= 0`` starts
+        as soon as row ``p`` stops, from ``make_start(q_rows, A[p_rows])`` (its
+        ``A0`` row is ignored); rows with ``parent < 0`` start at once. A row that
+        settles early passes its point on without waiting for the slowest row of its
+        stage, so the batch stays full and the number of batched iterations is that
+        of the longest chain, not the sum of every stage's slowest row (measured on
+        the main job's fold: 215 instead of 305). ``max_iter`` counts each row's own
+        iterations.
+    make_start : callable, optional
+        ``make_start(rows, A_parent)`` -> feasible starts, tensor of shape
+        ``(len(rows), n)`` (needed with ``parent``).
 
     Returns
     -------
@@ -172,28 +266,30 @@ def active_set_low_rank(
     fin = torch.isfinite(U)
     # the padding column n: bound 0, value 0 (writes of unused slots land there)
     U_ext = torch.nn.functional.pad(torch.where(act, U, 0.0), (0, 1))
-    a = torch.where(act, torch.minimum(A0.clamp_min(0.0), torch.where(fin, U, A0)), 0.0)
-    lo = act & (a <= 0)
-    up = act & fin & (a >= U)
-    a = torch.where(up, U, torch.where(lo, 0.0, a))
-    A = torch.nn.functional.pad(a, (0, 1))
+    A = torch.zeros((P, n + 1), dtype=dt, device=dev)
     A_flat, U_flat = A.view(-1), U_ext.view(-1)
-    free = act & ~lo & ~up
-    f0 = max(int(free.sum(1).max()), 1)
-    idx, valid = _pack(free, f0)
-    del a, lo, up, free
+    if parent is None:
+        pending = torch.zeros(P, dtype=torch.bool, device=dev)
+    else:
+        if make_start is None:
+            raise ValueError("active_set_low_rank: parent needs make_start")
+        parent = parent.to(device=dev, dtype=torch.long)
+        pending = parent >= 0
+    first = (~pending).nonzero()[:, 0]
+    rows, idx, valid, w = _start_rows(A, A0[first], first, act, fin, U, W)
     out_b = torch.zeros(P, dtype=dt, device=dev)
     out_it = torch.full((P,), max_iter, dtype=torch.long, device=dev)
     out_ok = torch.zeros(P, dtype=torch.bool, device=dev)
-    rows = torch.arange(P, device=dev)
-    w = A[:, :n] @ W
-    b = torch.zeros(P, dtype=dt, device=dev)
+    R0 = rows.numel()
+    b = torch.zeros(R0, dtype=dt, device=dev)
     # rows whose last step was blocked at once: free one pair at a time
-    single = torch.zeros(P, dtype=torch.bool, device=dev)
+    single = torch.zeros(R0, dtype=torch.bool, device=dev)
     # violation threshold (units of rounding of Q a) and the y^T a still to correct
-    tgs = torch.full((P,), 1e3, dtype=dt, device=dev)
-    c_corr = torch.zeros(P, dtype=dt, device=dev)
-    for it in range(max_iter):
+    tgs = torch.full((R0,), 1e3, dtype=dt, device=dev)
+    c_corr = torch.zeros(R0, dtype=dt, device=dev)
+    # each row's own iteration count
+    n_it = torch.zeros(R0, dtype=torch.long, device=dev)
+    while rows.numel():
         lin = rows[:, None] * (n + 1) + idx  # flat positions in A / U_ext
         Wf = W_ext[idx]  # (R, f, k); unused slots are zero rows
         yF = y_ext[idx]
@@ -205,25 +301,11 @@ def active_set_low_rank(
         # proportion to the residual, so repeated full steps refine the point.
         # (batched mat-vecs as products and sums: bmm is slow on (1, f) @ (f, k))
         rhs = torch.where(valid, 1.0 - (Wf * w[:, None, :]).sum(2), 0.0)
-        # one padded batch, except that rows with faces wider than k + 1 (a start
-        # with many free coordinates) are solved apart: padding every row to the
-        # widest face made each LU that wide (measured: 0.3 s per iteration)
-        wn = min(idx.shape[1], cap_face + 2)
-        wide = nfree > wn
-        if idx.shape[1] > wn and bool(wide.any()) and not bool(wide.all()):
-            d = torch.zeros_like(rhs)
-            bS = torch.zeros_like(c_corr)
-            ok = torch.ones_like(wide)
-            nr = (~wide).nonzero()[:, 0]
-            wr = wide.nonzero()[:, 0]
-            d[nr, :wn], bS[nr], ok[nr] = _face_solve(
-                Wf[nr, :wn], yF[nr, :wn], valid[nr, :wn], rhs[nr, :wn], c_corr[nr]
-            )
-            d[wr], bS[wr], ok[wr] = _face_solve(
-                Wf[wr], yF[wr], valid[wr], rhs[wr], c_corr[wr]
-            )
-        else:
-            d, bS, ok = _face_solve(Wf, yF, valid, rhs, c_corr)
+        # faces solved in groups of similar width (the face is packed left): padding
+        # every row to the widest face made each LU that wide, and an LU costs
+        # ~width^3 (measured on the main job's fold: mean width 26 for a mean face of
+        # 16; an LU batch of width 27 took 18 ms, of width 14 3 ms)
+        d, bS, ok = _face_solve_grouped(Wf, yF, valid, rhs, c_corr, nfree, cap_face)
         # ratio test along d on the face
         d = torch.where(valid, d, 0.0)
         finF = torch.isfinite(uF)
@@ -240,7 +322,7 @@ def active_set_low_rank(
         aN = torch.where(blk_lo, 0.0, torch.where(blk_up, uF, aN))
         aN = torch.where(valid, aN, 0.0)
         A_flat.index_put_((lin.view(-1),), aN.view(-1))
-        w = w + ((aN - aF)[:, :, None] * Wf).sum(1)
+        w = w + torch.bmm((aN - aF)[:, None, :], Wf)[:, 0]
         valid = valid & ~(blk_lo | blk_up)
         b = torch.where(nfree > 0, bS, b)
         # at face minimisers: the gradient, certification, coordinates to free
@@ -312,43 +394,70 @@ def active_set_low_rank(
             new_i = torch.where(sgl[:, None], pair_i, top_i)
             new_t = torch.where(sgl[:, None], pair_t, take) & ~done_f[:, None]
             new_idx = (fr, new_i, new_t)
-        out_it_now = it + 1
+        n_it = n_it + 1
+        # a row at its own iteration cap stops unconverged
+        capped = (n_it >= max_iter) & ~stop
+        ok = ok & ~capped
+        stop = stop | capped
         if bool(stop.any()):
             si = stop.nonzero()[:, 0]
             out_b[rows[si]] = b[si]
-            out_it[rows[si]] = out_it_now
+            out_it[rows[si]] = n_it[si]
             out_ok[rows[si]] = ok[si]
         # a step blocked at once (t = 0) after freeing several: free one at a time
         single = single | (~full & (t <= 0))
-        # insert the freed coordinates into unused face slots
+        # append the freed coordinates as new slots (packed below)
         if new_idx is not None:
             fr, new_i, new_t = new_idx
-            need = int(valid[fr].sum(1).max()) + new_i.shape[1]
-            if need > idx.shape[1]:
-                extra = need - idx.shape[1]
-                idx = torch.nn.functional.pad(idx, (0, extra), value=n)
-                valid = torch.nn.functional.pad(valid, (0, extra), value=False)
-            vf = valid[fr]
-            order = torch.argsort(vf.to(torch.int8), dim=1, stable=True)
-            slots = order[:, : new_i.shape[1]]
-            idx_f = idx[fr]
-            idx_f.scatter_(1, slots, torch.where(new_t, new_i, idx_f.gather(1, slots)))
-            vf.scatter_(1, slots, new_t | vf.gather(1, slots))
-            idx[fr] = idx_f
-            valid[fr] = vf
-        keep = ~stop
-        if not bool(keep.any()):
-            break
-        if bool(stop.any()):
-            rows, idx, valid, w, b, single, tgs, c_corr = (
-                x[keep] for x in (rows, idx, valid, w, b, single, tgs, c_corr)
+            add_i = torch.full(
+                (idx.shape[0], new_i.shape[1]), n, dtype=idx.dtype, device=dev
             )
+            add_i[fr] = torch.where(new_t, new_i, n)
+            idx = torch.cat([idx, add_i], 1)
+            valid = torch.cat([valid, add_i < n], 1)
+        keep = ~stop
+        if bool(stop.any()):
+            rows_stop = rows[stop]
+            rows, idx, valid, w, b, single, tgs, c_corr, n_it = (
+                x[keep] for x in (rows, idx, valid, w, b, single, tgs, c_corr, n_it)
+            )
+            if parent is not None and bool(pending.any()):
+                # the stopped rows' children start now, from their points
+                just = torch.zeros(P + 1, dtype=torch.bool, device=dev)
+                just[rows_stop] = True
+                q = (pending & just[parent.clamp_min(0)]).nonzero()[:, 0]
+                if q.numel():
+                    pending[q] = False
+                    A0q = make_start(q, A[parent[q], :n])  # type: ignore[misc]
+                    rq, iq, vq, wq = _start_rows(A, A0q, q, act, fin, U, W)
+                    width = max(idx.shape[1], iq.shape[1])
+                    pad = torch.nn.functional.pad
+                    idx = torch.cat(
+                        [
+                            pad(idx, (0, width - idx.shape[1]), value=n),
+                            pad(iq, (0, width - iq.shape[1]), value=n),
+                        ]
+                    )
+                    valid = torch.cat(
+                        [
+                            pad(valid, (0, width - valid.shape[1]), value=False),
+                            pad(vq, (0, width - vq.shape[1]), value=False),
+                        ]
+                    )
+                    m = q.numel()
+                    rows = torch.cat([rows, rq])
+                    w = torch.cat([w, wq])
+                    b = torch.cat([b, torch.zeros(m, dtype=dt, device=dev)])
+                    single = torch.cat(
+                        [single, torch.zeros(m, dtype=torch.bool, device=dev)]
+                    )
+                    tgs = torch.cat([tgs, torch.full((m,), 1e3, dtype=dt, device=dev)])
+                    c_corr = torch.cat([c_corr, torch.zeros(m, dtype=dt, device=dev)])
+                    n_it = torch.cat(
+                        [n_it, torch.zeros(m, dtype=torch.long, device=dev)]
+                    )
+        if not rows.numel():
+            break
         # pack the used slots to the left and drop empty columns
-        idx = torch.where(valid, idx, n)
-        order = torch.argsort((~valid).to(torch.int8), dim=1, stable=True)
-        idx, valid = idx.gather(1, order), valid.gather(1, order)
-        width = max(int(valid.sum(1).max()), 1)
-        idx, valid = idx[:, :width].contiguous(), valid[:, :width].contiguous()
-    else:
-        out_b[rows] = b
+        idx, valid = _pack_slots(idx, valid, n)
     return A[:, :n].contiguous(), out_b, out_it, out_ok

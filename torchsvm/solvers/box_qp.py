@@ -423,8 +423,13 @@ class BoxQpSolver:
         ``r - 1`` (cosine of the bound vectors: the same bootstrap replicate), scaled by
         the ratio of their scales and projected onto its feasible set, which keeps the
         source's partition; :func:`~torchsvm.solvers.active_set.active_set_low_rank`
-        finishes it. Every problem is certified by its duality gap; rows the active set
-        does not certify are solved by :meth:`_ipm_only`.
+        finishes it. Every later stage runs in one pipelined call: a row starts as soon
+        as its source has stopped (``parent`` / ``make_start``), so the batch stays
+        full and the batched iterations are those of the longest replicate chain (215
+        on the main job's fold) rather than the sum of each stage's slowest row (305).
+        Every problem is certified by its duality gap; rows the active set does not
+        certify are solved by :meth:`_ipm_only` (their successors start from their
+        uncertified, feasible, point).
         """
         cfg = self.config
         y, U = prob.y, prob.U
@@ -441,30 +446,18 @@ class BoxQpSolver:
         n_iter = torch.zeros(P, dtype=torch.long, device=dev)
         primal, dual, gap = (torch.zeros(P, dtype=dt, device=dev) for _ in range(3))
         out = [A, b, status, n_iter, primal, dual, gap, torch.zeros_like(b)]
-        prev: torch.Tensor | None = None
-        for st in torch.unique(stage).tolist():
-            rows = (stage == st).nonzero()[:, 0]
-            Ur = U[rows]
-            if prev is None:
-                # the interior point; the active set below then only cleans its
-                # rounded point (1-2 iterations; in float32 the rounded point can
-                # keep coordinates a little off their bounds within the gap tolerance)
-                first = self._ipm_chunked(prob.select(rows.cpu()), F, chunk)
-                _replace_rows(out, rows, first, 0)
-                A0 = first[0].clone()
-            else:
-                src = prev[(pattern[rows] @ pattern[prev].T).argmax(1)]
-                A0 = A[src] * (scale[rows] / scale[src])[:, None]
+        snap = max(1e-6, 1e3 * torch.finfo(dt).eps)
+
+        def start(rows: torch.Tensor, A0: torch.Tensor) -> torch.Tensor:
+            """Feasible start for ``rows`` from the point ``A0`` (scaled source)."""
             # snap to the bounds what a tolerance-certified point left near them
             # (the interior point, ADMM or the polish certify within ``tol``)
             # (float32: the interior point stops at ~100 eps, whose iterate sits
             # ~1e-5 off the bounds; a 1e-6 snap left faces of hundreds of points)
-            snap = max(1e-6, 1e3 * torch.finfo(dt).eps)
-            r = A0 / torch.where(fin[rows] & (Ur > 0), Ur, 1.0)
-            A0 = torch.where(
-                r < snap, 0.0, torch.where(fin[rows] & (r > 1 - snap), Ur, A0)
-            )
-            A0 = torch.minimum(A0, torch.where(fin[rows], Ur, A0)) * (Ur > 0)
+            Ur, fr = U[rows], fin[rows]
+            r = A0 / torch.where(fr & (Ur > 0), Ur, 1.0)
+            A0 = torch.where(r < snap, 0.0, torch.where(fr & (r > 1 - snap), Ur, A0))
+            A0 = torch.minimum(A0, torch.where(fr, Ur, A0)) * (Ur > 0)
             # same bootstrap counts: the scaled point is feasible; project the others
             viol = (A0 * y).sum(1).abs() > 1e3 * torch.finfo(dt).eps * (
                 1.0 + A0.abs().sum(1)
@@ -472,34 +465,81 @@ class BoxQpSolver:
             if bool(viol.any()):
                 vi = viol.nonzero()[:, 0]
                 A0[vi] = project_face(A0[vi], y, Ur[vi])
-            a, _, it, ok = active_set_low_rank(
-                W, y, Ur, A0, max_iter=_PATH_MAX_ITER, tol=cfg.tol
-            )
-            p_, d_, rel, b_ = duality_gap(a, F.matvec(a), y, Ur, None)
-            good = ok & (rel <= cfg.tol)
-            if prev is None:
-                # keep the interior point's (certified) answer where the clean-up fails
-                gi = rows[good]
-                sub = (a, b_, torch.full_like(it, _OPT), it, p_, d_, rel, out[7][rows])
-                _replace_rows(out, gi, tuple(v[good] for v in sub), out[3][gi])
-                prev = rows
-                continue
-            stat = torch.where(good, _OPT, _MAXIT)
-            _replace_rows(out, rows, (a, b_, stat, it, p_, d_, rel, out[7][rows]), 0)
-            bad = rows[~good]
-            if bad.numel():
-                logger.info(
-                    "ipm path: %d of %d problems handed to the interior point",
-                    bad.numel(),
-                    rows.numel(),
-                )
-                _replace_rows(
-                    out,
-                    bad,
-                    self._ipm_chunked(prob.select(bad.cpu()), F, chunk),
-                    it[~good],
-                )
+            return A0
+
+        stages = torch.unique(stage).tolist()
+        # stage 0: the interior point; the active set below then only cleans its
+        # rounded point (1-2 iterations; in float32 the rounded point can keep
+        # coordinates a little off their bounds within the gap tolerance)
+        rows0 = (stage == stages[0]).nonzero()[:, 0]
+        first = self._ipm_chunked(prob.select(rows0.cpu()), F, chunk)
+        _replace_rows(out, rows0, first, 0)
+        Ur0 = U[rows0]
+        a, _, it, ok = active_set_low_rank(
+            W,
+            y,
+            Ur0,
+            start(rows0, first[0].clone()),
+            max_iter=_PATH_MAX_ITER,
+            tol=cfg.tol,
+        )
+        p_, d_, rel, b_ = duality_gap(a, F.matvec(a), y, Ur0, None)
+        good = ok & (rel <= cfg.tol)
+        # keep the interior point's (certified) answer where the clean-up fails
+        gi = rows0[good]
+        sub = (a, b_, torch.full_like(it, _OPT), it, p_, d_, rel, out[7][rows0])
+        _replace_rows(out, gi, tuple(v[good] for v in sub), out[3][gi])
+        if len(stages) == 1:
+            return tuple(out)
+        # every later problem: its source is the most similar problem of the stage
+        # before (the same bootstrap replicate); all later stages in one pipelined
+        # call, each row starting as soon as its source has stopped
+        src = torch.full((P,), -1, dtype=torch.long, device=dev)
+        prev = rows0
+        for st in stages[1:]:
+            rows = (stage == st).nonzero()[:, 0]
+            src[rows] = prev[(pattern[rows] @ pattern[prev].T).argmax(1)]
             prev = rows
+        rest = (stage != stages[0]).nonzero()[:, 0]
+        rest = rest[torch.argsort(stage[rest], stable=True)]
+        local = torch.full((P,), -1, dtype=torch.long, device=dev)
+        local[rest] = torch.arange(rest.numel(), device=dev)
+        parent = local[src[rest]]  # -1 where the source is a stage-0 row
+
+        def make_start(q: torch.Tensor, A_par: torch.Tensor) -> torch.Tensor:
+            g = rest[q]
+            s_ = src[g]
+            return start(g, A_par * (scale[g] / scale[s_])[:, None])
+
+        A0 = torch.zeros((rest.numel(), n), dtype=dt, device=dev)
+        r1 = (parent < 0).nonzero()[:, 0]
+        g1 = rest[r1]
+        A0[r1] = start(g1, A[src[g1]] * (scale[g1] / scale[src[g1]])[:, None])
+        Ur = U[rest]
+        a, _, it, ok = active_set_low_rank(
+            W,
+            y,
+            Ur,
+            A0,
+            max_iter=_PATH_MAX_ITER,
+            tol=cfg.tol,
+            parent=parent,
+            make_start=make_start,
+        )
+        p_, d_, rel, b_ = duality_gap(a, F.matvec(a), y, Ur, None)
+        good = ok & (rel <= cfg.tol)
+        stat = torch.where(good, _OPT, _MAXIT)
+        _replace_rows(out, rest, (a, b_, stat, it, p_, d_, rel, out[7][rest]), 0)
+        bad = rest[~good]
+        if bad.numel():
+            logger.info(
+                "ipm path: %d of %d problems handed to the interior point",
+                bad.numel(),
+                rest.numel(),
+            )
+            _replace_rows(
+                out, bad, self._ipm_chunked(prob.select(bad.cpu()), F, chunk), it[~good]
+            )
         return tuple(out)
 
     def _admm_rest(
