@@ -143,3 +143,24 @@ def test_duality_gap_zero_at_libsvm_optimum_and_positive_elsewhere() -> None:
         float(d2[0]), 0.5 * a.sum() - 0.125 * a @ Q @ a, rtol=1e-10
     )
     assert float(rel2[0]) > 1e-3
+
+
+def test_duality_gap_at_a_given_intercept_bounds_the_optimal_one() -> None:
+    # any intercept gives a primal value >= the one at the optimal intercept, so the
+    # (absolute) gap evaluated there is an upper bound of the gap, equal at the optimum
+    Z, y, U = _problem(4, P=6, n=40)
+    A = project_feasible(Z, y, U)
+    g = torch.Generator().manual_seed(1)
+    X = torch.randn(40, 3, generator=g, dtype=torch.float64)
+    Q = (X @ X.T) * y[:, None] * y[None, :]
+    QA = A @ Q
+    p0, d0, rel0, b0 = duality_gap(A, QA, y, U, None)
+    for shift in (-0.5, 0.1, 2.0):
+        p1, d1, rel1, b1 = duality_gap(A, QA, y, U, None, b=b0 + shift)
+        torch.testing.assert_close(b1, b0 + shift)
+        torch.testing.assert_close(d1, d0)
+        assert bool((p1 - d1 >= p0 - d0 - 1e-12).all())
+        assert bool((p1 > p0 + 1e-9).any())  # the shift is not a no-op
+    p2, _, rel2, _ = duality_gap(A, QA, y, U, None, b=b0)
+    torch.testing.assert_close(p2, p0)
+    torch.testing.assert_close(rel2, rel0)

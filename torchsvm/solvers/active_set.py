@@ -345,10 +345,12 @@ def active_set_low_rank(
             onface = torch.zeros((fr.numel(), n + 1), dtype=torch.bool, device=dev)
             onface.scatter_(1, idx[fr], valid[fr])
             off = ~onface[:, :n] & act[rf]
-            at_up = off & fin[rf] & (Af >= Uf)
-            at_lo = off & ~at_up
+            # off the face: at the upper bound (an infinite bound is never reached)
+            # or at 0; v > 0 is the size of a violation of the optimality condition
+            upper = Af >= Uf
+            v = torch.where(upper, g, -g)
             tg = tgs[fr, None] * eps * (1.0 + QA.abs().amax(1, keepdim=True))
-            viol = (at_lo & (g < -tg)) | (at_up & (g > tg))
+            viol = off & (v > tg)
             nviol = viol.sum(1)
             # the face's own residual (zero up to the face solve's rounding)
             res = torch.where(valid[fr], g.gather(1, idx[fr].clamp_max(n - 1)), 0.0)
@@ -357,8 +359,15 @@ def active_set_low_rank(
             c_corr[fr] = -(Af * y).sum(1)
             if tol is not None and bool(done_f.any()):
                 ci = done_f.nonzero()[:, 0]
-                rel = duality_gap(Af[ci], QA[ci], y, Uf[ci], None)[2]
+                # the gap at the face's intercept bounds the gap at the optimal one
+                # from above (no sort of the n breakpoints); only rows it does not
+                # certify get the optimal intercept
+                rel = duality_gap(Af[ci], QA[ci], y, Uf[ci], None, b=bf[ci])[2]
                 short = rel > tol
+                if bool(short.any()):
+                    sc = ci[short]
+                    rel[short] = duality_gap(Af[sc], QA[sc], y, Uf[sc], None)[2]
+                    short = rel > tol
                 if bool(short.any()):
                     si_ = ci[short]
                     at_min = tgs[fr[si_]] <= 1.0
@@ -374,12 +383,12 @@ def active_set_low_rank(
             # move changes y^T a (+1 off the lower bound, -1 off the upper one). A pair
             # of opposite s can move together on y^T a = 0; a pair picked by class
             # alone may have equal s and be blocked at once forever
-            score = torch.where(viol, g.abs(), -1.0)
+            score = torch.where(viol, v, -1.0)
             m = (cap_face - nfree[fr]).clamp_min(2)
             mmax = int(min(int(m.max()), n))
             top_v, top_i = torch.topk(score, mmax, dim=1)
             take = (top_v > 0) & (torch.arange(mmax, device=dev) < m[:, None])
-            s_pos = (y[None, :] > 0) == at_lo
+            s_pos = (y[None, :] > 0) != upper  # (where it matters: on viol)
             sp_v, sp_i = torch.where(s_pos, score, -1.0).max(1)
             sn_v, sn_i = torch.where(~s_pos, score, -1.0).max(1)
             sgl = single[fr]

@@ -218,6 +218,7 @@ def duality_gap(
     y: torch.Tensor,
     U: torch.Tensor,
     S: torch.Tensor | None,
+    b: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Primal value, dual value, relative gap and optimal intercept of feasible ``A``.
 
@@ -227,6 +228,10 @@ def duality_gap(
         Dual-feasible points (see :func:`project_feasible`).
     QA : tensor of shape (P, n)
         ``A @ Q`` (``Q`` symmetric).
+    b : tensor of shape (P,), optional
+        Intercepts at which to evaluate the primal instead of the optimal ones: the
+        gap is then an upper bound of the gap at the optimal intercept (still a
+        certificate), without sorting the breakpoints.
 
     Returns
     -------
@@ -234,7 +239,8 @@ def duality_gap(
     """
     quad = (A * QA).sum(1)
     G = QA * y
-    b = optimal_intercept(G, y, U, S)
+    if b is None:
+        b = optimal_intercept(G, y, U, S)
     xi = 1.0 - y * (G + b[:, None])
     primal = 0.5 * quad + loss_value(xi, U, S).sum(1)
     dual = A.sum(1) - 0.5 * quad
