@@ -182,6 +182,9 @@ def _smo_compact(
     while rows.numel():
         gmax, i = vu.max(1, keepdim=True)
         gi = idx.gather(1, i)[:, 0]
+        # NOTE: index_select + gather was faster on CPU than K[gi[:, None], idx] or
+        # take() at R = 20-220, m = 500-3000, n = 5000 (session 7), despite the (R, n)
+        # copy
         Ki = K.index_select(0, gi).gather(1, idx)
         # second-order choice of j: maximise (gmax - v_t)^2 / curvature over I_low
         quad = torch.add(kdc, Ki, alpha=-2.0).add_(kd[gi][:, None]).clamp_min_(_TAU)
