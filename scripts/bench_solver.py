@@ -308,6 +308,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "problems_per_s": round(P / t_ours, 2),
         "iters_mean": float(sol.n_iter.double().mean()),
         "iters_max": int(sol.n_iter.max()),
+        # along the C path: the longest replicate chain (sum over C of one replicate's
+        # iterations: the batched iterations of a pipelined path) and the sum over C of
+        # each C's slowest replicate (those of a path solved stage by stage)
+        "chain_iters_max": int(
+            torch.zeros(B, dtype=torch.long)
+            .index_add_(0, prob.index["rep_idx"].cpu(), sol.n_iter.cpu())
+            .max()
+        ),
+        "stage_iters_sum": int(
+            sum(
+                int(sol.n_iter.cpu()[prob.index["c_idx"].cpu() == r].max())
+                for r in range(len(C_GRID))
+            )
+        ),
         "n_optimal": int(sol.converged.sum()),
         "max_rel_gap": float(sol.duality_gap.max()),
         "max_rel_df_vs_libsvm_tol1e-8": worst,
