@@ -380,7 +380,7 @@ def test_ctrl2_fit_targets_each_fit_is_its_own_s5c_solve(data: tuple) -> None:
     y_pm = np.where(y == 1, 1.0, -1.0)
     kw = dict(C_grid=[0.5, 2.0], n_bootstrap=3, control="csvm", random_state=0)
     targets = [0.7, 0.8, 1.0]
-    base = BootstrapProbabilitySVC(target_tpr=0.7, mip_time_limit=30.0, **kw)
+    base = BootstrapProbabilitySVC(target_tpr=0.7, mip_time_limit=120.0, **kw)
     models = base.fit_targets(X, y, targets)
     sources = {s for m in models for s in m.ctrl2_source_.ravel()}
     # the data exercise all three ways a fit is obtained
@@ -389,7 +389,7 @@ def test_ctrl2_fit_targets_each_fit_is_its_own_s5c_solve(data: tuple) -> None:
         assert m.target_tpr == t and (m.mip_status_ == "optimal").all()
         for r, C in enumerate(m.C_grid_):
             ref = fit_s5c_ensemble(
-                X, y_pm, m.counts_, C=float(C), min_tpr=t, time_limit=30.0
+                X, y_pm, m.counts_, C=float(C), min_tpr=t, time_limit=120.0
             )
             for b, (mine, own) in enumerate(
                 zip(m._csvm[r], ref.solutions, strict=True)
@@ -405,7 +405,7 @@ def test_ctrl2_fit_targets_each_fit_is_its_own_s5c_solve(data: tuple) -> None:
                     mine.decision_function(Xt), own.decision_function(Xt), atol=1e-3
                 )
     # a model from the path equals its own fit
-    one = BootstrapProbabilitySVC(target_tpr=0.8, mip_time_limit=30.0, **kw).fit(X, y)
+    one = BootstrapProbabilitySVC(target_tpr=0.8, mip_time_limit=120.0, **kw).fit(X, y)
     np.testing.assert_allclose(
         one.predict_proba(Xt), models[1].predict_proba(Xt), atol=1e-12
     )
@@ -501,10 +501,10 @@ def test_ctrl2_shared_seeds_are_exact(data: tuple, monkeypatch) -> None:
         return sol
 
     monkeypatch.setattr(boot, "solve_csvm", spy)
-    shared = fit_s5c_path(X, y_pm, counts, grid, targets, time_limit=30.0)
+    shared = fit_s5c_path(X, y_pm, counts, grid, targets, time_limit=120.0)
     n_shared = len(calls)
     old = fit_s5c_path(
-        X, y_pm, counts, grid, targets, time_limit=30.0, share_seeds=False
+        X, y_pm, counts, grid, targets, time_limit=120.0, share_seeds=False
     )
     assert n_shared > 0 and len(calls) == 2 * n_shared  # same fits need a MIQP
     seeded = calls[:n_shared]

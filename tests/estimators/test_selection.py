@@ -52,11 +52,11 @@ def test_selector_matches_milp_and_meets_floors():
 
 def test_infeasible_floors_raise_naming_the_floor():
     X, y = _data(noise=3.0)
-    fs = CostSensitiveFeatureSelector(min_tpr=1.0, min_tnr=1.0, time_limit=20)
+    fs = CostSensitiveFeatureSelector(min_tpr=1.0, min_tnr=1.0, time_limit=120)
     with pytest.raises(InfeasibleProblemError, match="TPR floor"):
         fs.fit(X, y)
     fs = CostSensitiveFeatureSelector(
-        min_tpr=0.99, min_tnr=0.5, hoeffding_alpha=0.05, time_limit=20
+        min_tpr=0.99, min_tnr=0.5, hoeffding_alpha=0.05, time_limit=120
     )
     # a Hoeffding floor above 1 is capped at 1 with a warning (issue 18); on this noisy
     # data TPR = 1 and the TNR floor cannot both hold, and the error names both floors
@@ -143,19 +143,21 @@ def test_selector_alone_in_grid_search():
 
 def test_cardinality_svc():
     X, y = _data(4)
-    clf = CardinalityConstrainedSVC(k_max=2, C=1.0, time_limit=20).fit(X, y)
+    clf = CardinalityConstrainedSVC(k_max=2, C=1.0, time_limit=120).fit(X, y)
     assert clf.support_.sum() <= 2
     assert set(np.flatnonzero(clf.support_)) == {0, 2}
     assert np.all(clf.coef_[0][~clf.support_] == 0)
     assert clf.status_ == "optimal"
     assert clf.score(X, y) > 0.85
-    rbf = CardinalityConstrainedSVC(k_max=2, kernel="rbf", time_limit=20).fit(X, y)
+    rbf = CardinalityConstrainedSVC(k_max=2, kernel="rbf", time_limit=120).fit(X, y)
     assert rbf.estimator_ is not None
     assert rbf.score(X, y) > 0.85
 
 
 # ------------------------------------------------ reusing a (P1) selection (issue 18)
-_REUSE_KW = dict(min_tpr=0.85, min_tnr=0.85, time_limit=20)
+# a generous limit: the fits finish in seconds, but at load ~10 a 20 s wall limit
+# stopped (P1) before its proof, and a stopped solve is not reproducible
+_REUSE_KW = dict(min_tpr=0.85, min_tnr=0.85, time_limit=120)
 
 
 @pytest.fixture(scope="module")
