@@ -167,6 +167,64 @@ def linear_selector():
     return X, y, CostSensitiveFeatureSelector(C=1.0, **_REUSE_KW).fit(X, y)
 
 
+def _hand_selection(X, y_pm, support, w, b):
+    """A (P1) point built by hand: every row kept at margin >= 1 (z = 1)."""
+    from torchsvm.mip.feature_selection import FeatureSelectionResult
+    from torchsvm.mip.model import MipResult
+    from torchsvm.types import SolveStatus
+
+    n = y_pm.size
+    assert np.all(y_pm * (X @ w + b) >= 1.0)
+    res = MipResult(SolveStatus.optimal, None, float(support.sum()), 1.0, 0.0, 0.0)
+    return FeatureSelectionResult(
+        support=support,
+        w=w,
+        b=b,
+        z=np.ones(n, dtype=bool),
+        cost=float(support.sum()),
+        tpr_floor=0.9,
+        tnr_floor=0.9,
+        result=res,
+    )
+
+
+def test_a_given_selection_is_used_without_solving_p1(monkeypatch) -> None:
+    """Fast check of fit(selection=...): (P1) is not called, the selection's support,
+    z and status are taken, and the (P2) SVM on its support is the hard-margin SVM
+    there (libsvm with a huge C on the selected column: every row is kept at z = 1)."""
+    import torchsvm.estimators.selection as sel_mod
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(30, 3))
+    X[:, 1] += np.where(X[:, 1] > 0, 1.0, -1.0)  # separable on feature 1, gap 2
+    y_pm = np.where(X[:, 1] > 0, 1.0, -1.0)
+    support = np.array([False, True, False])
+    sel = _hand_selection(X, y_pm, support, np.array([0.0, 1.0, 0.0]), 0.0)
+
+    def boom(*args, **kwargs):
+        raise AssertionError("(P1) was solved although a selection was given")
+
+    monkeypatch.setattr(sel_mod, "solve_feature_selection", boom)
+    fs = CostSensitiveFeatureSelector(min_tpr=0.9, min_tnr=0.9, C=1.0)
+    fs.fit(X, y_pm, selection=sel)
+    assert fs.selection_reused_ and fs.selection_ is sel
+    assert fs.status_ == "optimal" and fs.cost_ == 1.0 and fs.z_.all()
+    np.testing.assert_array_equal(fs.get_support(), support)
+    ref = SVC(kernel="linear", C=1e8).fit(X[:, support], y_pm)
+    np.testing.assert_allclose(
+        fs.decision_function(X), ref.decision_function(X[:, support]), atol=1e-5
+    )
+    # a point that breaks (P1) on these rows is refused, before any fit
+    bad = _hand_selection(X, y_pm, support, np.array([0.0, 1.0, 0.0]), 0.0)
+    X2 = X.copy()
+    X2[0, 1] = -X2[0, 1]
+    with pytest.raises(ValueError, match="not a feasible"):
+        CostSensitiveFeatureSelector(min_tpr=0.9, min_tnr=0.9).fit(
+            X2, y_pm, selection=bad
+        )
+
+
+@pytest.mark.slow  # three (P1) solves: ~17 s under load
 def test_reused_selection_equals_an_independent_solve(linear_selector) -> None:
     """(P1) does not see the kernel: reusing the linear selector's (P1) for the RBF
     selector gives exactly the RBF selector fitted on its own (same C, so the same
@@ -208,6 +266,7 @@ def test_reused_selection_at_another_c_is_optimal_for_that_c(linear_selector) ->
     assert tpr >= 0.85 and tnr >= 0.85
 
 
+@pytest.mark.slow  # the shared fixture's (P1) solve: ~9 s under load
 @pytest.mark.filterwarnings("ignore::torchsvm.problems.csvm.FloorCappedWarning")
 def test_a_selection_from_another_problem_is_refused(linear_selector) -> None:
     X, y, lin = linear_selector
