@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from sklearn.svm import SVC
 
 from torchsvm.exceptions import InfeasibleProblemError
 from torchsvm.mip.feature_selection import (
+    build_cardinality_miqp,
     build_selection_milp,
     kernel_upper_bounds,
     selection_start,
@@ -238,3 +240,65 @@ def test_sparse_linear_svm_dual_path_matches_primal_qp(with_z: bool) -> None:
     assert np.all(w[~S] == 0)
     m = y * (X @ w + b)
     assert np.all(m[z] >= 1 - 1e-6)
+
+
+def _wide(n: int = 40, d: int = 5000) -> tuple[np.ndarray, np.ndarray]:
+    """n << d, as leukemia_golub (71 x 7129): two informative features."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + X[:, 1] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _peak_mb(fn: Callable[[], object]) -> float:
+    import tracemalloc
+    import warnings
+
+    tracemalloc.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def test_feature_selection_memory_is_bounded_when_n_much_less_than_d() -> None:
+    # Regression (leukemia_golub fold 0 OOM-killed at 17.8 GB): the backward path held
+    # one fitted direction per candidate subset, (4, d * 3, d), and the full MILP's
+    # single-feature masks kept d eye matrices alive. A d x d float64 is 191 MB here;
+    # what remains is one batch of stacked subset rows, at most 2000 x d (80 MB).
+    X, y = _wide()
+    peak = _peak_mb(
+        lambda: solve_feature_selection(
+            X, y, 0.8, 0.8, None, config=MipConfig(time_limit=4.0)
+        )
+    )
+    assert peak < 180.0, peak
+
+
+def test_cardinality_svm_memory_is_bounded_when_n_much_less_than_d() -> None:
+    # the dense interior point and the eigen-factor of Q held several (2d, 2d) and
+    # (d, d) matrices; large QPs now go to HiGHS and Q = I is factored sparsely
+    X, y = _wide()
+    clf = SVC(kernel="linear", C=1.0).fit(X, y)
+    out: list[object] = []
+    peak = _peak_mb(
+        lambda: out.append(
+            solve_cardinality_svm(
+                X,
+                y,
+                3,
+                C=1.0,
+                config=MipConfig(time_limit=3.0),
+                warm_start=(clf.coef_[0], clf.intercept_[0]),
+            )
+        )
+    )
+    assert peak < 100.0, peak
+    res = out[0]
+    assert res.support.sum() <= 3
+    # the incumbent is a feasible point of the MIQP
+    model = build_cardinality_miqp(X, y, 3, C=1.0)
+    assert check_feasible(model, res.result.x, tol=1e-6)[0]

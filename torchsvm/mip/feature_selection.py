@@ -508,27 +508,40 @@ class _SubsetSearch:
 
     # ---------------------------------------------------------------- heuristics
     def _try_subsets(self, subsets: np.ndarray) -> np.ndarray:
-        """Fit one batch on ``subsets``; return which gave a feasible point."""
-        Ws = fit_subsets(
-            self.problem,
-            subsets,
-            class_ratios=_RATIOS,
-            deadline=self.t0 + 0.5 * self.config.time_limit,
-            timing=self._timing,
-        )
+        """Fit batches on ``subsets``; return which gave a feasible point.
+
+        The subsets go to :func:`fit_subsets` in chunks of one solver batch each, so
+        that the fitted directions held at once are ``(iterations, chunk * R, d)``,
+        not ``(iterations, len(subsets) * R, d)`` (leukemia_golub, d = 7129: one
+        backward step over every feature would hold 1.2 GB per iteration).
+        """
         R = len(_RATIOS)
         found = np.zeros(subsets.shape[0], dtype=bool)
-        for W in Ws:
-            for p in range(subsets.shape[0]):
-                for t in range(R):
-                    if not np.any(W[p * R + t]):
-                        continue  # not fitted before the deadline
-                    x = threshold_start(
-                        self.problem, W[p * R + t], subsets[p], self.big_m
-                    )
-                    if x is not None and check_feasible(self.model, x, tol=1e-6)[0]:
-                        found[p] = True
-                        self.offer(x)
+        chunk = max(1, _SUBSET_BATCH_ROWS // max(1, self.n))
+        deadline = self.t0 + 0.5 * self.config.time_limit
+        for s in range(0, subsets.shape[0], chunk):
+            if time.perf_counter() > deadline:
+                break
+            part = subsets[s : s + chunk]
+            Ws = fit_subsets(
+                self.problem,
+                part,
+                class_ratios=_RATIOS,
+                max_rows=_SUBSET_BATCH_ROWS,
+                deadline=deadline,
+                timing=self._timing,
+            )
+            for W in Ws:
+                for p in range(part.shape[0]):
+                    for t in range(R):
+                        if not np.any(W[p * R + t]):
+                            continue  # not fitted before the deadline
+                        x = threshold_start(
+                            self.problem, W[p * R + t], part[p], self.big_m
+                        )
+                        if x is not None and check_feasible(self.model, x, tol=1e-6)[0]:
+                            found[s + p] = True
+                            self.offer(x)
         return found
 
     def heuristics(self) -> None:
@@ -547,8 +560,14 @@ class _SubsetSearch:
             return
         steps = 0
         while S.sum() > 1 and self.remaining() > 0.2 * self.config.time_limit:
-            cand = np.repeat(S[None, :], S.sum(), axis=0)
             idx = np.flatnonzero(S)
+            if idx.size > _MAX_BACKWARD_CANDIDATES:
+                # many features (e.g. 7129 genes, n << d): try removing only those
+                # with the smallest |w_k| in the incumbent (SVM-RFE's ranking), so a
+                # step fits a bounded batch instead of one subset per feature
+                w = np.zeros(d) if self.best_x is None else np.abs(self.best_x[:d])
+                idx = idx[np.argsort(w[idx], kind="stable")[:_MAX_BACKWARD_CANDIDATES]]
+            cand = np.repeat(S[None, :], idx.size, axis=0)
             cand[np.arange(idx.size), idx] = False
             found = self._try_subsets(cand)
             if not found.any():
@@ -676,9 +695,10 @@ class _SubsetSearch:
         """(P1) by HiGHS from the incumbent, with ``sum delta >= 2`` when valid."""
         d, n = self.d, self.n
         model = self.model
-        singles = [np.eye(d, dtype=bool)[k] for k in range(d)]
+        # NOTE: one mask at a time; a list of np.eye(d)[k] views kept d eye matrices
+        # alive (d = 7129: ~29 MB committed each, the leukemia_golub OOM)
         if self.remaining() > 0 and not any(
-            separable_2d(self.problem, s) for s in singles
+            separable_2d(self.problem, np.arange(d) == k) for k in range(d)
         ):
             row = np.zeros(model.n_cols)
             row[d + 1 + n :] = 1.0
@@ -716,6 +736,12 @@ class _SubsetSearch:
 
 
 _RATIOS = (1.0, 0.25, 4.0)
+
+#: Stacked rows per batch of subset fits (:func:`fit_subsets`' ``max_rows``).
+_SUBSET_BATCH_ROWS = 2_000
+
+#: Largest number of one-feature removals tried per backward step.
+_MAX_BACKWARD_CANDIDATES = 32
 
 
 # ----------------------------------------------------------------------------- (P2)

@@ -133,9 +133,9 @@ _PROOF_OPTIONS: dict[str, float | int | str | bool] = {
     "mip_pscost_minreliable": 0,
 }
 
-#: Masters with more constraint nonzeros than this are "dense" (e.g. the RBF CSVM in
-#: its kernel form, whose two kernel blocks are dense: German credit, 900 rows, has
-#: 1.6e6 nonzeros). On them HiGHS runs three phases far past its time limit, because
+#: Masters with more constraint nonzeros than this, and more than
+#: :data:`_DENSE_ROW_NNZ` per row, are "dense" (e.g. the RBF CSVM in its kernel form,
+#: whose two kernel blocks are dense: German credit, 900 rows, has 1.6e6 nonzeros). On them HiGHS runs three phases far past its time limit, because
 #: it reads its clock only between them (HiGHS 1.15, 1 thread, load ~12): on German
 #: fold 3's first master presolve took 209 s at a 10 s limit, symmetry detection ~10 s
 #: and the feasibility jump ~6 s before the first clock check; on a synthetic RBF
@@ -144,12 +144,21 @@ _PROOF_OPTIONS: dict[str, float | int | str | bool] = {
 #: master proves.
 _DENSE_MASTER_NNZ = 100_000
 
+#: ... and more than this many nonzeros per row on average (the RBF CSVM masters:
+#: 135-279; the cardinality SVM on 7129 genes, large but sparse: 16).
+_DENSE_ROW_NNZ = 50
+
 #: HiGHS options of a dense master (:data:`_DENSE_MASTER_NNZ`).
 _DENSE_OPTIONS: dict[str, float | int | str | bool] = {
     "presolve": "off",
     "mip_detect_symmetry": False,
     "mip_heuristic_run_feasibility_jump": False,
 }
+
+#: Largest number of free columns of a QP for the dense interior point
+#: (:meth:`OuterApproximation.qp`); larger QPs go to the HiGHS QP on the sparse
+#: lifted model.
+_IPM_MAX_COLS = 3_000
 
 #: Largest lifted quadratic dimension for which a failed interior point is retried
 #: with the HiGHS QP: on larger, dense lifted models (e.g. the RBF CSVM, k ~ 600)
@@ -166,14 +175,31 @@ class _Lifted:
         Q = sp.csc_array(model.Q)
         touched = np.unique(np.concatenate([Q.nonzero()[0], Q.nonzero()[1]]))
         self.S = touched
+        L: np.ndarray | sp.csr_array
         if factor is not None:
             F = np.asarray(factor, dtype=np.float64)
             if F.ndim != 2 or F.shape[0] != n:
                 raise ValueError(f"factor must have shape ({n}, k), got {F.shape}")
             L = F[touched]
         else:
-            L = factor_psd(Q[touched][:, touched])
-        self.L = L  # (|S|, k)
+            QS = sp.csr_array(Q[touched][:, touched])
+            dq = QS.diagonal()
+            if QS.count_nonzero() == np.count_nonzero(dq):
+                # diagonal Q (e.g. ||w||^2 of the cardinality SVM): a sparse factor;
+                # factor_psd would densify an (|S|, |S|) matrix (d = 7129 genes: 406
+                # MB, twice)
+                if np.any(dq < 0):
+                    raise ValueError(
+                        "Q is not positive semidefinite (negative diagonal entry)"
+                    )
+                keep = np.flatnonzero(dq > 0)
+                L = sp.csr_array(
+                    (np.sqrt(dq[keep]), (keep, np.arange(keep.size))),
+                    shape=(touched.size, keep.size),
+                )
+            else:
+                L = factor_psd(QS)
+        self.L = L  # (|S|, k), dense or sparse
         self.k = L.shape[1]
         k = self.k
         self.n = n
@@ -398,10 +424,25 @@ class OuterApproximation:
             return solve_highs(
                 lifted.qp_model(z), config, time_limit=time_limit, warn=False
             )
-        lo, up = self.model.col_lower.copy(), self.model.col_upper.copy()
-        if z is not None:
-            lo[self.int_idx] = z
-            up[self.int_idx] = z
+        lo, up = self.qp_bounds(z)
+        if int(np.count_nonzero(lo != up)) > _IPM_MAX_COLS:
+            # the dense interior point would hold several (cols, cols) matrices
+            # (the cardinality SVM on d = 7129 genes: 14,330 columns, 1.5 GiB each)
+            try:
+                return solve_highs(
+                    lifted.qp_model(z), config, time_limit=time_limit, warn=False
+                )
+            except SolverError as err:
+                logger.info("HiGHS QP failed on a large QP: %s", err)
+                return MipResult(
+                    SolveStatus.not_solved,
+                    None,
+                    math.nan,
+                    -math.inf,
+                    math.inf,
+                    0.0,
+                    message=f"HiGHS QP failed: {err}",
+                )
         sub = replace(self.model, integrality=None, col_lower=lo, col_upper=up)
         if self._ipm_iter is not None and self._ipm_iter > time_limit:
             # not even one iteration (set-up included) is predicted to fit
@@ -435,6 +476,57 @@ class OuterApproximation:
             except SolverError as err:
                 logger.info("HiGHS QP failed too: %s", err)
         return res
+
+    def qp_bounds(self, z: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Column bounds of the QP with the integers fixed at ``z`` (relaxed if None).
+
+        With ``z`` fixed, a row left with one non-fixed column ``x_j`` bounds ``x_j``;
+        where those bounds meet in a point (e.g. the cardinality SVM's
+        ``|w_k| <= M delta_k`` at ``delta_k = 0``, or S5c's ``xi_i + M z_i <= M`` at
+        ``z_i = 1`` with ``xi_i >= 0``), ``x_j`` is fixed there. The QP is the same;
+        the interior point then drops ``x_j`` (d = 7129 genes: 77 instead of 7,201
+        free columns at ``k_max = 5``).
+        """
+        lo, up = self.model.col_lower.copy(), self.model.col_upper.copy()
+        if z is None:
+            return lo, up
+        lo[self.int_idx] = z
+        up[self.int_idx] = z
+        A = self.model.A
+        if A is None or A.shape[0] == 0:
+            return lo, up
+        A = sp.csr_array(A)
+        fixed = lo == up
+        shift = A @ np.where(fixed, lo, 0.0)
+        Afree = A @ sp.diags_array((~fixed).astype(np.float64))
+        Afree.eliminate_zeros()
+        single = np.flatnonzero(np.diff(Afree.indptr) == 1)
+        if single.size == 0:
+            return lo, up
+        j = Afree.indices[Afree.indptr[single]]
+        a = Afree.data[Afree.indptr[single]]
+        with np.errstate(invalid="ignore"):
+            r_lo = (self.model.row_lower[single] - shift[single]) / a
+            r_up = (self.model.row_upper[single] - shift[single]) / a
+        b_lo = np.where(a > 0, r_lo, r_up)
+        b_up = np.where(a > 0, r_up, r_lo)
+        new_lo, new_up = lo.copy(), up.copy()
+        np.maximum.at(new_lo, j, b_lo)
+        np.minimum.at(new_up, j, b_up)
+        with np.errstate(invalid="ignore"):
+            point = np.flatnonzero(
+                ~fixed
+                & np.isfinite(new_lo)
+                & np.isfinite(new_up)
+                & (np.abs(new_up - new_lo) <= 1e-12 * (1.0 + np.abs(new_lo)))
+            )
+        lo[point] = up[point] = np.clip(new_lo[point], lo[point], up[point])
+        return lo, up
+
+    def qp_cols(self, z: np.ndarray | None) -> int:
+        """Columns of the QP at ``z`` (relaxed if ``None``) that are not fixed."""
+        lo, up = self.qp_bounds(z)
+        return int(np.count_nonzero(lo != up))
 
     def box_bound(self) -> float:
         """Proven lower bound from the column box alone; raises ``LB`` to it.
@@ -521,7 +613,10 @@ class OuterApproximation:
         if self.best_x is not None and self.rounds >= 1:
             opts = {**(opts or {}), **_PROOF_OPTIONS}
         assert master.A is not None
-        if master.A.nnz > _DENSE_MASTER_NNZ:
+        if (
+            master.A.nnz > _DENSE_MASTER_NNZ
+            and master.A.nnz > _DENSE_ROW_NNZ * master.A.shape[0]
+        ):
             opts = {**(opts or {}), **_DENSE_OPTIONS}
         mres = self._run_master(master, mcfg, opts)
         if (
@@ -639,6 +734,11 @@ class OuterApproximation:
                 polished = True
             if self.remaining() <= 0:
                 return self.timed_out("time limit while polishing the start")
+        if self.qp_cols(None) > _IPM_MAX_COLS and self.ub < math.inf:
+            # a large relaxation (HiGHS QP, :meth:`qp`) may take the whole limit; with
+            # an incumbent the masters give the bounds and detect infeasibility
+            logger.info("continuous relaxation skipped: %d columns", self.qp_cols(None))
+            return self._loop()
         relax = self.relax()
         if relax.status is SolveStatus.infeasible:
             self.best_x, self.lb = None, math.inf
@@ -657,6 +757,10 @@ class OuterApproximation:
             and np.all(np.isfinite(start))
         ):
             self.polish(np.asarray(start, dtype=np.float64)[self.integ])
+        return self._loop()
+
+    def _loop(self) -> MipResult:
+        """Steps 1-3 of the module docstring until a stop rule holds."""
         while True:
             if self.gap_closed():
                 return self.result(SolveStatus.optimal, "optimal")
@@ -665,7 +769,7 @@ class OuterApproximation:
                     f"outer approximation stopped after max_rounds={self.max_rounds}; "
                     f"UB={self.ub:.6g}, LB={self.lb:.6g}",
                     ConvergenceWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
                 return self.result(SolveStatus.max_iter, "max_rounds reached")
             if self.remaining() <= 0:

@@ -198,6 +198,16 @@ def _solve_qp_ipm(
     Af = A[:, free].toarray()
     rl = np.asarray(model.row_lower) - shift
     ru = np.asarray(model.row_upper) - shift
+    # rows left without a free column are constants: drop those they satisfy (an
+    # inequality 0 <= 0 would force its slack to 0, a degenerate complementarity pair;
+    # e.g. |w_k| <= M delta_k at delta_k = 0 once w_k is fixed, see
+    # OuterApproximation.qp_bounds)
+    empty = ~np.any(Af != 0, axis=1)
+    if empty.any():
+        slack = 1e-9 * (1.0 + np.abs(shift))
+        ok = empty & (rl <= slack) & (ru >= -slack)
+        if ok.any():
+            Af, rl, ru = Af[~ok], rl[~ok], ru[~ok]
     c = np.asarray(model.c, dtype=np.float64)[free].copy()
     const = float(model.offset) + float(np.asarray(model.c)[fixed] @ xf)
     if Qf is not None:
