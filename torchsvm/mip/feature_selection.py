@@ -562,11 +562,26 @@ class _SubsetSearch:
         while S.sum() > 1 and self.remaining() > 0.2 * self.config.time_limit:
             idx = np.flatnonzero(S)
             if idx.size > _MAX_BACKWARD_CANDIDATES:
-                # many features (e.g. 7129 genes, n << d): try removing only those
-                # with the smallest |w_k| in the incumbent (SVM-RFE's ranking), so a
-                # step fits a bounded batch instead of one subset per feature
+                # many features (e.g. 7129 genes, n << d): SVM-RFE's ranking by the
+                # incumbent's |w_k|; candidates drop the 1, 2, 4, ... lowest-ranked
+                # features (up to all but one), so that a step fits a bounded batch and
+                # the path shrinks S geometrically instead of one feature per step
                 w = np.zeros(d) if self.best_x is None else np.abs(self.best_x[:d])
-                idx = idx[np.argsort(w[idx], kind="stable")[:_MAX_BACKWARD_CANDIDATES]]
+                order = idx[np.argsort(w[idx], kind="stable")]
+                sizes = np.unique(
+                    np.minimum(2 ** np.arange(int(np.log2(idx.size)) + 1), idx.size - 1)
+                )
+                cand = np.repeat(S[None, :], sizes.size, axis=0)
+                for r, b in enumerate(sizes):
+                    cand[r, order[:b]] = False
+                found = self._try_subsets(cand)
+                if not found.any():
+                    break
+                # the cheapest candidate that keeps a feasible point
+                r = np.flatnonzero(found)[np.argmin(cand[found] @ self.costs)]
+                S = cand[r].copy()
+                steps += 1
+                continue
             cand = np.repeat(S[None, :], idx.size, axis=0)
             cand[np.arange(idx.size), idx] = False
             found = self._try_subsets(cand)
@@ -740,7 +755,8 @@ _RATIOS = (1.0, 0.25, 4.0)
 #: Stacked rows per batch of subset fits (:func:`fit_subsets`' ``max_rows``).
 _SUBSET_BATCH_ROWS = 2_000
 
-#: Largest number of one-feature removals tried per backward step.
+#: Above this many features, a backward step drops blocks of 1, 2, 4, ... features
+#: ranked by |w_k| instead of trying each one-feature removal.
 _MAX_BACKWARD_CANDIDATES = 32
 
 
