@@ -598,13 +598,15 @@ class BoxQpSolver:
     ) -> tuple[torch.Tensor, ...]:
         """Interior point, then an exact face solve from its partition (active set).
 
-        The interior iterate's coordinates within a relative ``1e-6`` of a bound go onto
-        it; the rest form each problem's face. Primal-dual active-set iterations
-        (:func:`~torchsvm.solvers.pdas.pdas_dense` on the low-rank factor, faces of at
-        most ``~d + 1`` free support vectors for the linear kernel) solve the face
-        exactly and correct the few misplaced coordinates, usually in one or two
-        iterations. Rows they do not certify are polished from the rounded point, and
-        rows still uncertified go to ADMM.
+        The interior iterate's coordinates within a relative ``1e-6`` (float32:
+        ``1e3 eps``) of a bound go onto it; the rest form each problem's face. Without a
+        diagonal shift the feasible active set
+        (:func:`~torchsvm.solvers.active_set.active_set_low_rank`, from the rounded
+        point projected onto ``y^T a = 0``) solves the face exactly and corrects the
+        misplaced coordinates; with one, primal-dual active-set iterations
+        (:func:`~torchsvm.solvers.pdas.pdas_dense` on the low-rank factor) do. Rows
+        they do not certify are polished from the rounded point, and rows still
+        uncertified go to ADMM.
         """
         cfg = self.config
         y, U, S = prob.y, prob.U, prob.S
