@@ -17,8 +17,9 @@ of that fold and of all folds.
 ``REPLICATES`` (comma-separated indices into the run's B draws) and prints one JSON line:
 how each fit was obtained, MIQP seconds per t and the fold's extrapolated seconds
 (:func:`torchsvm.experiments.cost_sensitive.ctrl2_pilot`). ``--set KEY=VALUE`` options
-after it override the config (e.g. ``--set mip.time_limit=300``); ``--no-share-seeds``
-seeds each MIQP as before session 7 (to measure what the shared seeds save).
+after it override the config (e.g. ``--set mip.time_limit=300``); ``--share-seeds``
+seeds each MIQP with every earlier fit of its replicate (``fit_s5c_path(share_seeds=
+True)``), to measure what that saves against the default seeding.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ if __name__ == "__main__":
         root = Path(__file__).resolve().parents[1]
         cfg = load_config(root / "configs" / "cost_sensitive.toml", sets)
         rep = [int(r) for r in reps.split(",")]
-        share = "--no-share-seeds" not in sys.argv
+        share = "--share-seeds" in sys.argv
         print(json.dumps(ctrl2_pilot(cfg, name, 0, rep, share)), flush=True)
         raise SystemExit(0)
     raise SystemExit(reproduce("cost_sensitive"))

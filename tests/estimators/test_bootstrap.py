@@ -501,7 +501,9 @@ def test_ctrl2_shared_seeds_are_exact(data: tuple, monkeypatch) -> None:
         return sol
 
     monkeypatch.setattr(boot, "solve_csvm", spy)
-    shared = fit_s5c_path(X, y_pm, counts, grid, targets, time_limit=120.0)
+    shared = fit_s5c_path(
+        X, y_pm, counts, grid, targets, time_limit=120.0, share_seeds=True
+    )
     n_shared = len(calls)
     old = fit_s5c_path(
         X, y_pm, counts, grid, targets, time_limit=120.0, share_seeds=False

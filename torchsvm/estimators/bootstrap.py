@@ -1157,7 +1157,7 @@ def _s5c_path_replicate(
     kernel: str,
     gamma: float,
     config: MipConfig,
-    share: bool = True,
+    share: bool = False,
 ) -> tuple[list[list[CsvmSolution]], np.ndarray, np.ndarray, np.ndarray]:
     """Every (target, C) S5c fit of one replicate: (solutions[k][r], source, seconds,
     CPU seconds). ``share``: seed each MIQP with the fits made before it (see
@@ -1325,7 +1325,7 @@ def fit_s5c_path(
     time_limit: float = 60.0,
     mip_rel_gap: float = 1e-4,
     n_jobs: int | None = 1,
-    share_seeds: bool = True,
+    share_seeds: bool = False,
 ) -> S5cPath:
     """Ctrl2's S5c fits for every target TPR, C and replicate, sharing work (SPEC S5c).
 
@@ -1350,11 +1350,14 @@ def fit_s5c_path(
     limit keeps its incumbent and is never reused), seeded with two exact facts: the
     same target's fit at the previous C is feasible (an incumbent: S5c's constraints
     do not depend on C), and the best proven bound at a lower target of the same
-    (C, replicate) bounds the optimum from below. With ``share_seeds`` (default) each
-    MIQP also gets what every earlier fit of its replicate proves
-    (:func:`_shared_seeds`): the previous C's fits at higher targets as incumbents,
-    the best bound over lower-or-equal targets and smaller-or-equal C, and tangent
-    cuts of ``||w||^2`` at the earlier fits' ``w`` (linear kernel).
+    (C, replicate) bounds the optimum from below. With ``share_seeds`` each MIQP also
+    gets what every earlier fit of its replicate proves (:func:`_shared_seeds`): the
+    previous C's fits at higher targets as incumbents, the best bound over
+    lower-or-equal targets and smaller-or-equal C, and tangent cuts of ``||w||^2`` at
+    the earlier fits' ``w`` (linear kernel). Exact, but not faster as measured in
+    session 7 (``--ctrl2-pilot``, 16 MIQPs proven both ways at load 9-14: 146.4 vs
+    141.0 CPU-s; -11 % on wisconsin, +21 % on housing, where the extra cuts sent two
+    outer approximations along longer paths), so it is off by default.
 
     Parameters
     ----------
@@ -1373,9 +1376,9 @@ def fit_s5c_path(
     n_jobs : int or None
         Processes over replicates (joblib ``loky``); 1 runs in-process.
     share_seeds : bool
-        Seed each MIQP with every earlier fit of its replicate (above); False keeps
-        only the previous C's fit at the same target and the lower targets' bound
-        (the path before session 7, kept to measure the difference).
+        Seed each MIQP with every earlier fit of its replicate (above); False (default)
+        keeps only the previous C's fit at the same target and the lower targets'
+        bound.
 
     Returns
     -------

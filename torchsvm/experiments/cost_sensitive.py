@@ -267,7 +267,7 @@ def ctrl2_pilot(
     dataset: str,
     fold: int = 0,
     replicates: Sequence[int] = (0, 1, 2, 3, 4),
-    share_seeds: bool = True,
+    share_seeds: bool = False,
 ) -> dict[str, Any]:
     """Ctrl2's S5c path on some replicates of one fold: what the full fold costs.
 
@@ -276,8 +276,8 @@ def ctrl2_pilot(
     every C of the grid, every t of ``cost_sensitive.tprs``, ``mip.time_limit`` s per
     MIQP) is fitted on the replicates listed only. Replicates are independent, so a
     full fold costs about ``B / len(replicates)`` times the path's seconds.
-    ``share_seeds=False`` seeds each MIQP as before session 7 (the previous C's fit at
-    the same t and the lower t's bound only), to measure what the shared seeds save.
+    ``share_seeds=True`` also seeds each MIQP with every earlier fit of its replicate
+    (:func:`torchsvm.estimators.bootstrap.fit_s5c_path`), to measure what that saves.
 
     Returns
     -------
