@@ -134,6 +134,7 @@ _PHASES = (
     "duality_gap",
     "project_face",
     "build_factor",
+    "smo_problem",
 )
 _ORIGINAL: dict = {}
 
