@@ -186,3 +186,61 @@ def test_problem_validation() -> None:
     )
     nIp = int(np.sum(y[:10] > 0))
     assert p.C_pos == pytest.approx(2.0 / nIp)
+
+
+def test_s5c_sparse_newton_matches_brute_force() -> None:
+    """The QPs' sparse Newton system (qp_solver="ipm-sparse") on S5c, vs brute force."""
+    X, y = make_data(3, n=9)
+    p = CsvmProblem.from_data(
+        X,
+        y,
+        None,
+        C=2.0,
+        min_tpr=1.0,
+        min_tnr=0.6,
+        hoeffding_alpha=None,
+        on_training=True,
+    )
+    sol = solve_csvm(p, MipConfig(time_limit=60), qp_solver="ipm-sparse")
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(brute_force_csvm(p, "primal"), rel=1e-4)
+
+
+def test_s5c_linear_sparse_and_dense_qps_same_optimum_as_scip() -> None:
+    """Issue 18: a linear S5c with a binding TPR floor (weights as a bootstrap draw's
+    counts, penalty and M of Ctrl2) has the same optimum with the interior point's
+    sparse (default here) and dense Newton systems, and SCIP's on the same model."""
+    from torchsvm.mip.scip import solve_scip
+
+    rng = np.random.default_rng(11)
+    n = 60
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] + 0.9 * rng.normal(size=n) > 0, 1.0, -1.0)
+    counts = np.bincount(rng.integers(0, n, n), minlength=n).astype(float)
+
+    def problem(t: float) -> CsvmProblem:
+        return CsvmProblem.from_data(
+            X,
+            y,
+            None,
+            sample_weight=counts,
+            on_training=True,
+            penalty="libsvm",
+            C=1.0,
+            min_tpr=t,
+            hoeffding_alpha=None,
+            big_m=1000.0,
+        )
+
+    cfg = MipConfig(time_limit=120, mip_rel_gap=1e-6)
+    p = problem(0.97)
+    auto = solve_csvm(p, cfg)
+    dense = solve_csvm(p, cfg, qp_solver="ipm-dense")
+    assert auto.status == dense.status == "optimal"
+    assert auto.objective == pytest.approx(dense.objective, rel=1e-6)
+    scip = solve_scip(build_csvm_model(p, "primal")[0], cfg)
+    assert scip.status == "optimal"
+    assert auto.objective == pytest.approx(scip.objective, rel=1e-5)
+    # the floor binds: a floor that every classifier meets gives a lower optimum
+    loose = solve_csvm(problem(0.05), cfg)
+    assert loose.objective < auto.objective - 1e-3 * abs(auto.objective)

@@ -747,6 +747,7 @@ def solve_csvm(
     lower_bound: float | None = None,
     cut_points: np.ndarray | None = None,
     s1_solver: str = "auto",
+    qp_solver: str = "ipm",
 ) -> CsvmSolution:
     """Solve the CSVM exactly by outer approximation, warm-started by sliding b.
 
@@ -785,6 +786,10 @@ def solve_csvm(
         equal to 7e-7; the S1 fit was most of the 0.8-1.7 s solve). The start only
         seeds the outer approximation, whose answer is exact either way. Pass ``s1``
         (e.g. a row of a GPU batch) to use the batched solver's fit.
+    qp_solver : {"ipm", "ipm-dense", "ipm-sparse", "highs"}
+        Solver of the outer approximation's QPs
+        (:func:`~torchsvm.mip.outer_approx.solve_convex_miqp`); the default picks the
+        interior point's sparse Newton system for the primal form.
 
     Returns
     -------
@@ -840,6 +845,7 @@ def solve_csvm(
         incumbents=[x for x in seeds if x is not None],
         cut_points=points,
         lower_bound=lower_bound,
+        qp_solver=qp_solver,
     )
     if res.status is SolveStatus.infeasible:
         left = max(deadline - time.perf_counter(), 1e-3)

@@ -166,6 +166,11 @@ _IPM_MAX_COLS = 3_000
 _HIGHS_QP_MAX_K = 200
 
 
+#: ``qp_solver`` values: the interior point with its ``linalg="auto"`` (``ipm``) or a
+#: forced ``dense`` / ``sparse`` Newton system (for benchmarks and tests), or HiGHS
+_QP_SOLVERS = ("ipm", "ipm-dense", "ipm-sparse", "highs")
+
+
 class _Lifted:
     """The model lifted to ``(x, r, t)`` with ``r = L^T x_S`` (see module docstring)."""
 
@@ -295,8 +300,9 @@ class OuterApproximation:
         Overall time limit (counted from construction) and relative gap.
     factor : ndarray of shape (n, k), optional
         ``F`` with ``Q = F F^T`` (avoids an eigendecomposition).
-    qp_solver : {"ipm", "highs"}
-        Solver of the fixed-integer and relaxed QPs.
+    qp_solver : {"ipm", "ipm-dense", "ipm-sparse", "highs"}
+        Solver of the fixed-integer and relaxed QPs (``ipm-dense`` / ``ipm-sparse``:
+        the interior point with that ``linalg``; ``ipm``: ``linalg="auto"``).
     max_rounds : int
         Maximum number of master MILPs.
     """
@@ -312,8 +318,10 @@ class OuterApproximation:
     ) -> None:
         self.t0 = time.perf_counter()
         self.config = MipConfig() if config is None else config
-        if qp_solver not in ("ipm", "highs"):
-            raise ValueError(f"qp_solver must be 'ipm' or 'highs', got {qp_solver!r}")
+        if qp_solver not in _QP_SOLVERS:
+            raise ValueError(
+                f"qp_solver must be one of {_QP_SOLVERS}, got {qp_solver!r}"
+            )
         model = validate_model(model)
         self.sign = 1.0
         if model.sense == "max":
@@ -456,7 +464,12 @@ class OuterApproximation:
                 message="interior point skipped: one iteration would pass the limit",
             )
         t_start = time.perf_counter()
-        res = solve_qp_ipm(sub, time_limit=time_limit, iter_time=self._ipm_iter)
+        linalg = {"ipm-dense": "dense", "ipm-sparse": "sparse"}.get(
+            self.qp_solver, "auto"
+        )
+        res = solve_qp_ipm(
+            sub, time_limit=time_limit, iter_time=self._ipm_iter, linalg=linalg
+        )
         if res.n_iter > 0:
             # seconds per iteration, set-up included: predicts the next QP's first
             # iteration (all of them have the same size), see solve_qp_ipm
@@ -836,10 +849,11 @@ def solve_convex_miqp(
     factor : ndarray of shape (n, k), optional
         ``F`` with ``Q = F F^T`` (e.g. ``diag(y) X`` for a linear kernel), avoiding an
         eigendecomposition.
-    qp_solver : {"ipm", "highs"}
-        Solver of the fixed-integer and relaxed QPs: our dense interior point
+    qp_solver : {"ipm", "ipm-dense", "ipm-sparse", "highs"}
+        Solver of the fixed-integer and relaxed QPs: our interior point
         (:func:`~torchsvm.mip.qp_ipm.solve_qp_ipm`, default; falls back to HiGHS if it
-        fails) or the HiGHS active-set QP on the lifted model.
+        fails; ``ipm-dense`` / ``ipm-sparse`` force its ``linalg``) or the HiGHS
+        active-set QP on the lifted model.
     incumbents, cut_points, lower_bound
         What the caller already knows (:meth:`OuterApproximation.seed`): further
         feasible points (offered, not polished), points for tangent cuts, and a proven
@@ -852,8 +866,8 @@ def solve_convex_miqp(
         (upper, for ``max``) bound; ``n_iter`` the number of master MILPs.
     """
     config = MipConfig() if config is None else config
-    if qp_solver not in ("ipm", "highs"):
-        raise ValueError(f"qp_solver must be 'ipm' or 'highs', got {qp_solver!r}")
+    if qp_solver not in _QP_SOLVERS:
+        raise ValueError(f"qp_solver must be one of {_QP_SOLVERS}, got {qp_solver!r}")
     vm = validate_model(model)
     if vm.Q is None or not vm.has_integers:
         return solve_highs(vm, config, start=start)
