@@ -28,6 +28,18 @@ Sections (each prints one line per instance and appends a JSON line to
   43/90 + 0.025, its inner-CV TPR plus the step); ``--overrun-C`` etc. change them.
   Not part of the default sections (it needs ``TORCHSVM_DATA``).
 
+- ``s5c``: the Ctrl2 S5c MIQP (issue 18) on Wisconsin: the ``wisconsin`` section's
+  398 training rows, row weights = the counts of one bootstrap draw
+  (``numpy.random.default_rng(--s5c-seed)``), ``on_training``, libsvm penalty,
+  ``M = 1000``, TPR floor ``t`` without margin, as ``Ctrl2`` poses it
+  (:mod:`torchsvm.estimators.bootstrap`), for each ``--s5c-C`` and ``--s5c-tprs``.
+  Each MIQP is solved with the interior point's dense Newton system
+  (``qp_solver="ipm-dense"``, the code before the sparse one) and with the default
+  (``"ipm"``: sparse for this primal form), alternately, ``--s5c-repeats`` times;
+  prints each wall time, the ratio of the medians and both objectives (they must
+  agree). ``--s5c-all-rows``: all 569 rows instead (standardised; a Ctrl2 fold of
+  10-fold CV has 512). Not part of the default sections (it needs ``TORCHSVM_DATA``).
+
 ``--tiny`` runs a seconds-long smoke version of every section.
 """
 
@@ -258,6 +270,70 @@ def run_wisconsin(args: argparse.Namespace, out: Path) -> None:
     )
 
 
+def run_s5c(args: argparse.Namespace, out: Path) -> None:
+    if args.s5c_all_rows:
+        from sklearn.preprocessing import StandardScaler
+
+        from torchsvm.data.datasets import load_dataset
+
+        ds = load_dataset("wisconsin")
+        X = StandardScaler().fit_transform(np.asarray(ds.X, dtype=np.float64))
+        y = np.where(np.asarray(ds.y) > 0, 1.0, -1.0)
+    else:
+        X, y = _wisconsin(args.tiny)
+    n = X.shape[0]
+    counts = np.bincount(
+        np.random.default_rng(args.s5c_seed).integers(0, n, n), minlength=n
+    ).astype(np.float64)
+    cfg = MipConfig(time_limit=args.s5c_time_limit, mip_rel_gap=1e-4)
+    for C, t in itertools.product(args.s5c_C, args.s5c_tprs):
+        problem = CsvmProblem.from_data(
+            X,
+            y,
+            None,
+            sample_weight=counts,
+            on_training=True,
+            penalty="libsvm",
+            C=float(C),
+            kernel="linear",
+            min_tpr=float(t),
+            hoeffding_alpha=None,
+            big_m=1000.0,
+        )
+        times: dict[str, list[float]] = {"ipm-dense": [], "ipm": []}
+        objs: dict[str, float] = {}
+        status: dict[str, str] = {}
+        for _ in range(args.s5c_repeats):
+            for qp in times:
+                t0 = time.perf_counter()
+                sol = solve_csvm(problem, cfg, qp_solver=qp)
+                times[qp].append(time.perf_counter() - t0)
+                objs[qp], status[qp] = sol.objective, sol.status.value
+        med = {k: float(np.median(v)) for k, v in times.items()}
+        row = {
+            "section": "s5c",
+            "n": n,
+            "d": X.shape[1],
+            "C": C,
+            "tpr": t,
+            "seed": args.s5c_seed,
+            "times": times,
+            "objective": objs,
+            "status": status,
+            "ratio": med["ipm"] / med["ipm-dense"],
+            "loadavg": os.getloadavg(),
+        }
+        _emit(out, row)
+        print(
+            f"s5c C={C:g} t={t:g}: dense {med['ipm-dense']:.2f}s "
+            f"{status['ipm-dense']} obj {objs['ipm-dense']:.10g} | default "
+            f"{med['ipm']:.2f}s {status['ipm']} obj {objs['ipm']:.10g} | ratio "
+            f"{row['ratio']:.2f} (medians of {args.s5c_repeats}; load "
+            f"{os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
+
+
 def run_overrun(args: argparse.Namespace, out: Path) -> None:
     from torchsvm.config import load_config
     from torchsvm.estimators.csvm import ConstrainedSVC
@@ -334,6 +410,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--overrun-gamma", type=float, default=0.0625)
     # fold 3's inner-CV TPR is 43/90
     ap.add_argument("--overrun-min-tpr", type=float, default=43 / 90 + 0.025)
+    ap.add_argument("--s5c-C", type=float, nargs="*", default=[0.1, 1.0, 10.0])
+    ap.add_argument("--s5c-tprs", type=float, nargs="*", default=[0.97, 0.995])
+    ap.add_argument("--s5c-seed", type=int, default=0)
+    ap.add_argument("--s5c-repeats", type=int, default=3)
+    ap.add_argument("--s5c-time-limit", type=float, default=60.0)
+    ap.add_argument("--s5c-all-rows", action="store_true")
     ap.add_argument("--out-dir", default="runs/bench")
     args = ap.parse_args(argv)
     if args.linear_sizes is None:
@@ -363,6 +445,7 @@ def main(argv: list[str] | None = None) -> int:
         "csvm": run_csvm,
         "wisconsin": run_wisconsin,
         "overrun": run_overrun,
+        "s5c": run_s5c,
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SolverTimeLimitWarning)
