@@ -209,7 +209,7 @@ def test_s5c_sparse_newton_matches_brute_force() -> None:
 def test_s5c_linear_sparse_and_dense_qps_same_optimum_as_scip() -> None:
     """Issue 18: a linear S5c with a binding TPR floor (weights as a bootstrap draw's
     counts, penalty and M of Ctrl2) has the same optimum with the interior point's
-    sparse (default here) and dense Newton systems, and SCIP's on the same model."""
+    sparse and dense Newton systems, and SCIP's on the same model."""
     from torchsvm.mip.scip import solve_scip
 
     rng = np.random.default_rng(11)
@@ -234,7 +234,7 @@ def test_s5c_linear_sparse_and_dense_qps_same_optimum_as_scip() -> None:
 
     cfg = MipConfig(time_limit=120, mip_rel_gap=1e-6)
     p = problem(0.97)
-    auto = solve_csvm(p, cfg)
+    auto = solve_csvm(p, cfg, qp_solver="ipm-sparse")
     dense = solve_csvm(p, cfg, qp_solver="ipm-dense")
     assert auto.status == dense.status == "optimal"
     assert auto.objective == pytest.approx(dense.objective, rel=1e-6)

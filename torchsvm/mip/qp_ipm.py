@@ -80,7 +80,9 @@ def solve_qp_ipm(
         ``[[H + D_B, G^T], [G, -D^-1]]`` is factored by a sparse LU (SuperLU), never
         forming ``G^T D G``. Same iterates up to rounding, so the same optimum at
         ``tol``. ``auto``: sparse where the augmented system has at most a quarter of
-        the normal equations' dense entries (and >= 100 rows), e.g. the linear CSVM's
+        the normal equations' dense entries (and >= 300 rows; below, SuperLU's
+        overhead was not repaid: linear S5 n = 100 of scripts/bench_mip.py 0.22 s
+        sparse vs 0.20 s dense), e.g. the linear CSVM's
         primal form (``w`` dense but only ``d`` columns; ``xi``, ``z`` each in a few
         rows), whose normal equations are dense over all ``d + 1 + 2 n`` columns
         (wisconsin S5c, issue 18: a 755-column dense system per iteration); dense
@@ -317,7 +319,7 @@ def _solve_qp_ipm(
         Hd_s = sp.csr_array(Hd)
         AEd_s = sp.csr_array(AE_d)
         nnz_aug = Hd_s.nnz + nd + 2 * AEd_s.nnz + mE * mE + 2 * Gc_s.nnz + mG
-        use_sparse = linalg == "sparse" or (nK >= 100 and nnz_aug <= 0.25 * nK * nK)
+        use_sparse = linalg == "sparse" or (nK >= 300 and nnz_aug <= 0.25 * nK * nK)
     if use_sparse:
         # G's columns renumbered from gcols to the kept columns
         G_d = sp.csr_array(
