@@ -91,6 +91,14 @@ def _parser() -> argparse.ArgumentParser:
         help="compute finished units that finished before TIME (ISO 8601, UTC if no "
         "offset, e.g. 2026-11-23T02:30) again",
     )
+    p.add_argument(
+        "--archive",
+        metavar="FILE",
+        help="unit archive (.jsonl.gz) kept in step with --out: its units that --out "
+        "lacks are restored before running, and it is rewritten with every finished "
+        "unit afterwards (also with --report-only; an --out folder that does not exist "
+        "yet gets the archive's config), so a long run continues on another machine",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
@@ -100,6 +108,26 @@ def _fail(message: str) -> int:
     text = message.splitlines()[0] if message else "failed"
     print(f"error: {text}", file=sys.stderr)
     return 2
+
+
+def _restore_config(archive: Path, out: Path) -> str | None:
+    """Give a new run folder ``out`` the config of ``archive``; an error message or None."""
+    from torchsvm.experiments.archive import ArchiveError, archive_config
+
+    try:
+        text = archive_config(archive)
+    except ArchiveError as exc:
+        return f"--archive: {exc}"
+    if (out / "config.toml").is_file() or (out.is_dir() and any(out.iterdir())):
+        return None
+    from torchsvm.experiments.report import atomic_write_text
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out / "config.toml", text)
+    except OSError as exc:
+        return f"cannot create run folder {out}: {exc}"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -123,6 +151,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         rerun_before = parse_time(args.rerun_before) if args.rerun_before else None
     except ValueError as exc:
         return _fail(f"--rerun-before: {exc}")
+    if args.archive and not args.out:
+        return _fail("--archive needs --out, the run folder it keeps in step with")
+    if args.archive and Path(args.archive).is_file():
+        restored = _restore_config(Path(args.archive), Path(args.out))
+        if restored is not None:
+            return _fail(restored)
     if args.report_only:
         if not args.out:
             return _fail("--report-only needs --out, the run folder to report on")
@@ -176,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 execute=not args.report_only,
                 rerun=args.rerun,
                 rerun_before=rerun_before,
+                archive=args.archive,
             )
     except (
         RunFolderError,

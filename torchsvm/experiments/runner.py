@@ -26,6 +26,9 @@ An experiment (``ExperimentConfig.experiment``) is a protocol module with
   the report while the others finish; it is retried on the next run;
 - ``report.json`` (figures, failures, meta), ``summary.md`` and the protocol's plots.
 
+A run folder is scratch space; ``archive=`` keeps a committed copy of its units in step
+with it (:mod:`torchsvm.experiments.archive`), so a run continues on another machine.
+
 Every file is written atomically (a temporary file in the same folder, then
 ``os.replace``). Backends: ``local`` runs the units one after another in this process;
 ``ray`` runs them as Ray tasks (a local Ray instance, or the cluster at ``address``),
@@ -58,6 +61,7 @@ from torchsvm.config import (
     load_config,
     to_toml,
 )
+from torchsvm.experiments.archive import export_units, import_units
 from torchsvm.experiments.report import (
     ProtocolReport,
     atomic_write_json,
@@ -373,6 +377,7 @@ def run_experiment(
     execute: bool = True,
     rerun: Sequence[str] = (),
     rerun_before: _dt.datetime | None = None,
+    archive: str | Path | None = None,
 ) -> RunResult:
     """Run every unit of ``cfg``'s protocol (resuming finished ones) and assemble the report.
 
@@ -402,6 +407,11 @@ def run_experiment(
         match are computed again (after a fix that changes results, not the config).
     rerun_before : datetime, optional
         Finished units that finished before this time are computed again.
+    archive : path, optional
+        A unit archive (:mod:`torchsvm.experiments.archive`) to keep in step with
+        ``out_dir``: where it exists, the units it has and ``out_dir`` lacks are
+        restored first; after the run (or the report) it is rewritten with every unit
+        of ``out_dir``. Needs ``out_dir``.
 
     Raises
     ------
@@ -413,9 +423,14 @@ def run_experiment(
     t_start = time.perf_counter()
     protocol = get_protocol(cfg.experiment)
     out = None if out_dir is None else Path(out_dir)
+    if archive is not None and out is None:
+        raise ValueError("archive needs a run folder (out_dir)")
     if out is not None:
         _prepare_folder(out, cfg)
     fp = config_fingerprint(cfg)
+    n_restored = 0
+    if archive is not None and Path(archive).is_file():
+        n_restored = import_units(archive, out, fingerprint=fp)
     units = list(protocol.units(cfg))
     keys = [u.key for u in units]
     if len(set(keys)) != len(keys):
@@ -502,6 +517,7 @@ def run_experiment(
             "n_resumed": n_resumed,
             "n_failed": len(failures),
             "n_pending": n_pending,
+            "n_restored": n_restored,
             "seconds_total": wall,
             "seconds_per_unit": {k: seconds.get(k) for k in keys},
             "command": command,
@@ -515,6 +531,9 @@ def run_experiment(
         atomic_write_text(out / "summary.md", rep.markdown(report) + "\n")
         files = [out / "config.toml", out / "report.json", out / "summary.md"]
         files += rep.write_files(out, plots=cfg.report.plots)
+        if archive is not None:
+            export_units(out, archive)
+            files.append(Path(archive))
     return RunResult(
         report=report,
         protocol_report=rep,
