@@ -531,3 +531,52 @@ def test_ctrl2_shared_seeds_are_exact(data: tuple, monkeypatch) -> None:
                 a, o = shared.solutions[k][r][b], old.solutions[k][r][b]
                 assert a.status.value == o.status.value == "optimal"
                 assert abs(a.objective - o.objective) <= 2e-4 * max(1, abs(o.objective))
+
+
+# ------------------------------------------- unanimous votes are exactly 0 or 1 (issue 17)
+# acc^2 weights of these accuracies sum to 1 - 1.1e-16 in floating point
+_ACC = np.array([0.874, 0.86, 0.875, 0.756])
+
+
+def test_mix_votes_is_exact_where_every_c_is_unanimous() -> None:
+    from torchsvm.estimators.bootstrap import _mix_votes
+
+    w = _ACC**2 / (_ACC**2).sum()
+    assert w @ np.ones(4) < 1.0  # the defect: the plain mixture of 1s is not 1
+    per_c = np.array(
+        [
+            [1.0, 0.0, 1.0, 0.5, np.nan],
+            [1.0, 0.0, 1.0, 0.5, np.nan],
+            [1.0, 0.0, 0.9, 0.5, np.nan],
+            [1.0, 0.0, 1.0, 0.5, np.nan],
+        ]
+    )
+    p = _mix_votes(w, per_c)
+    assert p[0] == 1.0 and p[1] == 0.0
+    assert 0.0 < p[2] < 1.0 and p[2] == pytest.approx(1.0 - 0.1 * w[2])
+    assert p[3] == pytest.approx(0.5)
+    assert np.isnan(p[4])
+    # zero weights are left out of the unanimity check
+    w0 = np.array([0.5, 0.5, 0.0, 0.0])
+    assert _mix_votes(w0, per_c)[2] == 1.0
+
+
+def test_unanimous_predictions_are_exactly_zero_or_one() -> None:
+    # far from the boundary every replicate at every C agrees: P must be exactly 0 / 1
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(-3, 1, (30, 2)), rng.normal(3, 1, (30, 2))])
+    y = np.repeat([0, 1], 30)
+    m = BootstrapProbabilitySVC(
+        C_grid=[0.25, 0.5, 1.0, 2.0], n_bootstrap=10, accuracy_eps=1.0, random_state=0
+    ).fit(X, y)
+    m.weights_ = _ACC**2 / (_ACC**2).sum()  # weights whose float sum is below 1
+    far = np.array([[-20.0, -20.0], [20.0, 20.0]])
+    np.testing.assert_array_equal(m.predict_proba(far)[:, 1], [0.0, 1.0])
+    scores = np.stack([m.bootstrap_decision_function(X, r) for r in range(4)])
+    oob = m._oob_proba(scores, 0.0)
+    drawn = (m.counts_ > 0)[None]
+    seen = np.isfinite(oob)
+    all_pos = seen & np.all((scores > 0) | drawn, axis=(0, 1))
+    all_neg = seen & np.all((scores < 0) | drawn, axis=(0, 1))
+    assert all_pos.any() and all_neg.any()
+    assert (oob[all_pos] == 1.0).all() and (oob[all_neg] == 0.0).all()

@@ -165,6 +165,32 @@ def vote_fraction(
     return np.mean((scores > cut) + 0.5 * (scores == cut), axis=axis)
 
 
+def _mix_votes(weights: np.ndarray, per_c: np.ndarray) -> np.ndarray:
+    """``sum_r weights[r] per_c[r]`` over ``weights > 0``, exactly 0 or 1 where every
+    such C votes exactly 0 or 1.
+
+    The weights sum to 1 only to rounding, so the plain sum of unanimous votes can be
+    ``1 - 1e-16``; such a row is snapped to the exact value (the mixture of equal
+    fractions is that fraction), so that "P = 0 or 1" counts are exact.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (R,)
+        Mixture weights (non-negative).
+    per_c : ndarray of shape (R, t)
+        Vote fraction of each C (nan where undefined).
+
+    Returns
+    -------
+    ndarray of shape (t,)
+    """
+    used = weights > 0
+    w, v = weights[used], per_c[used]
+    p = w @ v
+    p = np.where((v == 1.0).all(0), 1.0, p)
+    return np.where((v == 0.0).all(0), 0.0, p)
+
+
 def _draw_counts(y_pm: np.ndarray, n_bootstrap: int, random_state: Any) -> np.ndarray:
     """``(B, n)`` bootstrap counts; replicates missing a class are redrawn (same rng)."""
     rng = as_generator(random_state)
@@ -617,8 +643,7 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         votes = (scores > -threshold) + 0.5 * (scores == -threshold)
         with np.errstate(invalid="ignore", divide="ignore"):
             per_c = (votes * oob).sum(1) / oob.sum(1)  # (R, n)
-        used = self.weights_ > 0
-        return (self.weights_[used, None] * per_c[used]).sum(0)
+        return _mix_votes(self.weights_, per_c)
 
     def _fit_threshold(self, scores: np.ndarray, y_pm: np.ndarray) -> None:
         """Ctrl1 (SPEC S2): the smallest ``a >= 0`` whose OOB TPR reaches ``target_tpr``."""
@@ -772,7 +797,7 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         check_is_fitted(self, "weights_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         per_c = vote_fraction(self._grid_scores(X), self.threshold_, axis=1)  # (k, t)
-        return np.clip(self.weights_[self._used] @ per_c, 0.0, 1.0)
+        return np.clip(_mix_votes(self.weights_[self._used], per_c), 0.0, 1.0)
 
     def _proba_positive(self, X: Any) -> np.ndarray:
         return np.clip(self._calibrate(self._raw_proba(X)), 0.0, 1.0)
