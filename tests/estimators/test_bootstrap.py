@@ -336,10 +336,16 @@ def test_ctrl1_with_calibration_moves_the_cutoff(data: tuple) -> None:
 
 
 @pytest.mark.parametrize(
-    ("kernel", "calibration"), [("linear", None), ("rbf", None), ("linear", "isotonic")]
+    ("kernel", "calibration", "source"),
+    [
+        ("linear", None, "votes"),
+        ("rbf", None, "votes"),
+        ("linear", "isotonic", "votes"),
+        ("rbf", "sigmoid", "scores"),
+    ],
 )
 def test_fit_targets_equals_one_fit_per_target(
-    data: tuple, kernel: str, calibration: str | None
+    data: tuple, kernel: str, calibration: str | None, source: str
 ) -> None:
     X, y, Xt, _ = data
     kw = dict(
@@ -347,6 +353,7 @@ def test_fit_targets_equals_one_fit_per_target(
         n_bootstrap=12,
         kernel=kernel,
         calibration=calibration,
+        calibration_input=source,
         random_state=4,
     )
     targets = [None, 0.8, 0.95, 1.0]
@@ -580,3 +587,201 @@ def test_unanimous_predictions_are_exactly_zero_or_one() -> None:
     all_neg = seen & np.all((scores < 0) | drawn, axis=(0, 1))
     assert all_pos.any() and all_neg.any()
     assert (oob[all_pos] == 1.0).all() and (oob[all_neg] == 0.0).all()
+
+
+# -------------------------- out-of-bag calibration of the mean decision value (issue 17)
+@pytest.fixture(scope="module")
+def tiny() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    X, y = make_classification(
+        n_samples=70,
+        n_features=3,
+        n_informative=2,
+        n_redundant=0,
+        flip_y=0.15,
+        random_state=5,
+    )
+    return X[:50], y[:50], X[50:]
+
+
+def _brute_force_mixture(m: BootstrapProbabilitySVC, X, y, Xt, kernel: str):
+    """sklearn SVC per (C, replicate) with the draw counts as sample weights."""
+    B = m.counts_.shape[0]
+    s_tr, s_te = np.zeros((B, X.shape[0])), np.zeros((B, Xt.shape[0]))
+    for r, C in enumerate(m.C_grid_):
+        if m.weights_[r] == 0:
+            continue
+        for b in range(B):
+            ref = SVC(C=C, kernel=kernel, gamma="scale", tol=1e-10).fit(
+                X, y, sample_weight=m.counts_[b]
+            )
+            s_tr[b] += m.weights_[r] * ref.decision_function(X)
+            s_te[b] += m.weights_[r] * ref.decision_function(Xt)
+    oob = m.counts_ == 0
+    with np.errstate(invalid="ignore"):
+        oob_mean = np.where(oob, s_tr, 0.0).sum(0) / oob.sum(0)
+    return oob_mean, s_te.mean(0)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_oob_mean_decision_value_matches_brute_force(tiny, kernel: str) -> None:
+    X, y, Xt = tiny
+    m = BootstrapProbabilitySVC(
+        C_grid=[0.5, 2.0],
+        n_bootstrap=6,
+        accuracy_eps=1.0,
+        kernel=kernel,
+        calibration="sigmoid",
+        calibration_input="scores",
+        random_state=2,
+    ).fit(X, y)
+    assert (m.weights_ > 0).all()  # both C values enter the mixture
+    oob_ref, mean_ref = _brute_force_mixture(m, X, y, Xt, kernel)
+    seen = (m.counts_ == 0).any(0)
+    assert seen.sum() > 30 and not seen.all()
+    np.testing.assert_array_equal(np.isfinite(m.oob_decision_), seen)
+    scale = np.abs(mean_ref).max()
+    np.testing.assert_allclose(m.oob_decision_[seen], oob_ref[seen], atol=2e-3 * scale)
+    np.testing.assert_allclose(
+        m.mean_decision_function(Xt), mean_ref, atol=2e-3 * scale
+    )
+
+
+def test_score_sigmoid_is_sklearns_platt_on_the_oob_mean_decision_value(tiny) -> None:
+    from scipy.special import expit
+    from sklearn.calibration import _sigmoid_calibration
+
+    X, y, Xt = tiny
+    m = BootstrapProbabilitySVC(
+        C_grid=[0.5, 2.0],
+        n_bootstrap=8,
+        kernel="rbf",
+        calibration="sigmoid",
+        calibration_input="scores",
+        random_state=0,
+    ).fit(X, y)
+    assert m.calibration_ == "sigmoid" and m.calibration_input_ == "scores"
+    seen = np.isfinite(m.oob_decision_)
+    a, b = _sigmoid_calibration(
+        m.oob_decision_[seen], (y[seen] == m.classes_[1]).astype(float)
+    )
+    s = m.mean_decision_function(Xt)
+    np.testing.assert_allclose(
+        m.predict_proba(Xt)[:, 1], expit(-(a * s + b)), atol=1e-6
+    )
+    np.testing.assert_allclose(
+        m.oob_calibrated_proba_[seen],
+        expit(-(a * m.oob_decision_[seen] + b)),
+        atol=1e-6,
+    )
+    # the probability is a function of the mean score, not of the votes
+    order = np.argsort(s)
+    assert (np.diff(m.predict_proba(Xt)[order, 1]) >= -1e-12).all()
+
+
+def test_score_isotonic_is_sklearn_isotonic_on_the_oob_mean_decision_value(
+    tiny,
+) -> None:
+    from sklearn.isotonic import IsotonicRegression
+
+    X, y, Xt = tiny
+    m = BootstrapProbabilitySVC(
+        C_grid=[1.0],
+        n_bootstrap=8,
+        kernel="rbf",
+        calibration="isotonic",
+        calibration_input="scores",
+        random_state=0,
+    ).fit(X, y)
+    seen = np.isfinite(m.oob_decision_)
+    ref = IsotonicRegression(out_of_bounds="clip").fit(
+        m.oob_decision_[seen], (y[seen] == m.classes_[1]).astype(float)
+    )
+    np.testing.assert_allclose(
+        m.predict_proba(Xt)[:, 1], ref.predict(m.mean_decision_function(Xt)), atol=1e-12
+    )
+
+
+@pytest.fixture(scope="module")
+def score_models(data: tuple) -> dict:
+    X, y, _, _ = data
+    kw = dict(C_grid=[0.5, 2.0], n_bootstrap=30, kernel="rbf", random_state=4)
+    out = {"raw": BootstrapProbabilitySVC(**kw).fit(X, y)}
+    for method in ("isotonic", "sigmoid", "beta", "auto"):
+        for source in ("scores", "auto"):
+            out[method, source] = BootstrapProbabilitySVC(
+                calibration=method, calibration_input=source, **kw
+            ).fit(X, y)
+    return out
+
+
+@pytest.mark.parametrize("method", ["isotonic", "sigmoid", "beta", "auto"])
+@pytest.mark.parametrize("source", ["scores", "auto"])
+def test_score_calibration_needs_no_extra_fits_and_has_coherent_intervals(
+    score_models: dict, data: tuple, method: str, source: str
+) -> None:
+    raw, cal = score_models["raw"], score_models[method, source]
+    _, _, Xt, _ = data
+    np.testing.assert_array_equal(cal.counts_, raw.counts_)
+    np.testing.assert_array_equal(cal.n_iter_, raw.n_iter_)
+    np.testing.assert_allclose(cal.oob_decision_, raw.oob_decision_)
+    np.testing.assert_allclose(cal._raw_proba(Xt), raw.predict_proba(Xt)[:, 1])
+    p = cal.predict_proba(Xt)
+    assert ((p >= 0) & (p <= 1)).all() and np.allclose(p.sum(1), 1.0)
+    lo, hi = cal.predict_proba_interval(Xt, level=0.9)
+    assert ((lo <= p[:, 1] + 1e-12) & (p[:, 1] <= hi + 1e-12)).all()
+    assert ((lo >= 0) & (hi <= 1)).all()
+    if cal.calibration_input_ == "scores" and cal.calibration_ == "sigmoid":
+        assert (hi - lo > 0).any()  # the score interval has a width
+
+
+def test_auto_chooses_among_vote_and_score_calibrators(score_models: dict) -> None:
+    both = score_models["auto", "auto"]
+    keys = {"raw", "isotonic", "sigmoid", "beta"}
+    keys |= {f"{k}:scores" for k in ("isotonic", "sigmoid", "beta")}
+    assert set(both.calibration_scores_) == keys
+    best = min(both.calibration_scores_, key=both.calibration_scores_.get)
+    chosen = (
+        "raw"
+        if both.calibration_ is None
+        else both.calibration_
+        + ("" if both.calibration_input_ == "votes" else ":scores")
+    )
+    assert both.calibration_scores_[chosen] == both.calibration_scores_[best]
+    scores_only = score_models["auto", "scores"]
+    assert set(scores_only.calibration_scores_) == {
+        "raw",
+        "isotonic:scores",
+        "sigmoid:scores",
+        "beta:scores",
+    }
+    # a named calibrator with calibration_input="auto": votes vs scores, no raw
+    sig = score_models["sigmoid", "auto"]
+    assert set(sig.calibration_scores_) == {"sigmoid", "sigmoid:scores"}
+    assert sig.calibration_ == "sigmoid"
+    pick = min(sig.calibration_scores_, key=sig.calibration_scores_.get)
+    assert sig.calibration_input_ == ("scores" if pick.endswith(":scores") else "votes")
+
+
+def test_ctrl1_with_score_calibration_moves_the_cutoff(data: tuple) -> None:
+    X, y, _, _ = data
+    m = BootstrapProbabilitySVC(
+        C_grid=[1.0],
+        n_bootstrap=20,
+        kernel="rbf",
+        random_state=0,
+        target_tpr=0.97,
+        calibration="sigmoid",
+        calibration_input="scores",
+    ).fit(X, y)
+    assert m.threshold_ == 0.0 and m.proba_cutoff_ <= 0.5
+    pos = (y == m.classes_[1]) & np.isfinite(m.oob_calibrated_proba_)
+    assert np.mean(m.oob_calibrated_proba_[pos] > m.proba_cutoff_) >= 0.97
+    f = m.decision_function(X)
+    np.testing.assert_allclose(f, m.predict_proba(X)[:, 1] - m.proba_cutoff_)
+    np.testing.assert_array_equal(m.predict(X), m.classes_[(f > 0).astype(int)])
+
+
+def test_calibration_input_is_validated(data: tuple) -> None:
+    X, y, _, _ = data
+    with pytest.raises(ValueError, match="calibration_input"):
+        BootstrapProbabilitySVC(n_bootstrap=2, calibration_input="margins").fit(X, y)

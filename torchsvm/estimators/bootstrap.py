@@ -59,10 +59,25 @@ votes and the three calibrators by 5-fold cross-validation of the MSE (Brier sco
 the out-of-bag pairs (folds stratified, shuffled with a fixed seed 0, so the choice is a
 function of the fit) and keeps the raw votes unless a calibrator is strictly better.
 
+Calibration of the mean decision value (``calibration_input="scores"``; issue 17). This
+departs from SPEC S2, whose probability is the vote fraction: with a kernel whose
+replicates agree on the sign of most rows (RBF), the votes of most rows are exactly 0 or
+1, so they lose the ranking and no monotone map of the votes can recover it. The
+ensemble's mean decision value ``s(x) = sum_r weights_[r] (1/B) sum_b f_{r,b}(x)`` (the
+vote's weights on the scores instead of their signs;
+:meth:`BootstrapProbabilitySVC.mean_decision_function`) keeps it. Its out-of-bag
+version ``oob_decision_[i]`` averages, for each C, only the replicates that did not draw
+row ``i``; the chosen calibrator is fitted on the pairs ``(oob_decision_[i], y_i)`` and
+maps ``s(x)``. ``calibration_input="auto"`` puts the vote and the score calibrators
+side by side: with ``calibration="auto"``, raw votes and all six calibrators compete in
+the cross-validation above; with a named calibrator, its vote and score versions do.
+
 Coherence with the calibrated probabilities: ``predict_proba_interval`` maps the
 endpoints of the raw-vote interval through the same calibrator (isotonic and Platt maps
 are monotone, so the interval keeps containing the point estimate; for safety the
-bounds are widened to include it). Ctrl1 with a calibrator votes at threshold 0 and
+bounds are widened to include it). A score calibrator maps the normal interval of the
+mean decision value, ``s +- z sd_b(s_b) / sqrt(B)`` with ``s_b`` replicate ``b``'s
+weighted score, in the same way. Ctrl1 with a calibrator votes at threshold 0 and
 moves the decision cutoff instead of the votes: ``proba_cutoff_`` is the largest
 ``c <= 1/2`` for which the out-of-bag TPR of ``calibrated P(+|x) >= c`` reaches
 ``target_tpr``; ``predict`` and ``decision_function = P(+|x) - c`` use it, while
@@ -238,9 +253,16 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
     mip_rel_gap : float, default=1e-4
         Ctrl2: relative gap at which each S5c MIQP stops.
     calibration : {None, "isotonic", "sigmoid", "beta", "auto"}, default=None
-        Calibrate ``P(+|x)`` on the out-of-bag votes (no extra fits; see the module
+        Calibrate ``P(+|x)`` on out-of-bag data (no extra fits; see the module
         docstring). ``"auto"`` picks by out-of-bag cross-validation and may keep the
         raw votes.
+    calibration_input : {"votes", "scores", "auto"}, default="votes"
+        What the calibrator reads. ``"votes"``: the SPEC S2 vote posterior (its
+        out-of-bag votes ``oob_proba_``). ``"scores"``: the ensemble's mean decision
+        value (out of bag: ``oob_decision_``), which keeps the ranking that votes lose
+        where the replicates agree; this departs from S2, whose probability is the vote.
+        ``"auto"``: both, chosen by out-of-bag cross-validation. Ignored without
+        ``calibration``.
     n_jobs : int or None, default=1
         Ctrl2: parallel processes for the S5c fits of one C value.
     backend : {"local", "ray"}, default="local"
@@ -281,14 +303,21 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         The Ctrl1 shift ``a`` (0 without ``target_tpr``).
     oob_proba_ : ndarray of shape (n,)
         Out-of-bag ``P(+|x_i)`` at ``threshold_`` (nan for rows never out of bag).
+    oob_decision_ : ndarray of shape (n,)
+        Out-of-bag mean decision value ``s_oob(x_i)`` (nan for rows never out of bag).
     calibration_ : str or None
         The calibrator in use (``"auto"`` resolved; None: raw votes).
+    calibration_input_ : {"votes", "scores"} or None
+        The calibrator's input (``"auto"`` resolved; None: raw votes).
     calibrator_ : estimator or None
-        The fitted score calibrator (input: the vote log-odds ``z``).
+        The fitted calibrator (input: the vote log-odds ``z`` or the mean decision
+        value ``s``).
     calibration_scores_ : dict
-        ``"auto"`` only: out-of-bag cross-validated MSE of ``"raw"`` and each calibrator.
+        With ``"auto"``: out-of-bag cross-validated MSE of ``"raw"`` and each candidate,
+        vote calibrators by name (``"sigmoid"``), score calibrators as
+        ``"sigmoid:scores"``.
     oob_calibrated_proba_ : ndarray of shape (n,)
-        ``oob_proba_`` through the calibrator (in-sample for the calibrator).
+        The out-of-bag input through the calibrator (in-sample for the calibrator).
     proba_cutoff_ : float
         ``predict`` gives ``classes_[1]`` where ``P(+|x) > proba_cutoff_`` (1/2 unless
         Ctrl1 acts on calibrated probabilities).
@@ -325,6 +354,7 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         "mip_time_limit": [Interval(Real, 0.0, None, closed="neither")],
         "mip_rel_gap": [Interval(Real, 0.0, None, closed="left")],
         "calibration": [StrOptions({"isotonic", "sigmoid", "beta", "auto"}), None],
+        "calibration_input": [StrOptions({"votes", "scores", "auto"})],
         "n_jobs": [Integral, None],
         "backend": [StrOptions({"local", "ray"})],
         "n_chunks": [Interval(Integral, 1, None, closed="left"), None],
@@ -346,6 +376,7 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         mip_time_limit: float = 60.0,
         mip_rel_gap: float = 1e-4,
         calibration: str | None = None,
+        calibration_input: str = "votes",
         n_jobs: int | None = 1,
         backend: str = "local",
         n_chunks: int | None = None,
@@ -368,6 +399,7 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         self.mip_time_limit = mip_time_limit
         self.mip_rel_gap = mip_rel_gap
         self.calibration = calibration
+        self.calibration_input = calibration_input
         self.n_jobs = n_jobs
         self.backend = backend
         self.n_chunks = n_chunks
@@ -466,6 +498,7 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         """Weights, Ctrl1 threshold and calibration from the training scores."""
         self._store_weights(train_scores, y_pm)
         self._fit_threshold(train_scores, y_pm)
+        self.oob_decision_ = self._oob_decision(train_scores)
         self._fit_calibration(y_pm)
 
     def _prepare(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -645,6 +678,18 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
             per_c = (votes * oob).sum(1) / oob.sum(1)  # (R, n)
         return _mix_votes(self.weights_, per_c)
 
+    def _oob_decision(self, scores: np.ndarray) -> np.ndarray:
+        """Out-of-bag mean decision value per training row: shape (n,).
+
+        ``s_oob(x_i) = mean_{b: i out of bag} sum_r weights_[r] f_{r,b}(x_i)``, the
+        vote's weights on the scores instead of their signs (nan if never out of bag).
+        """
+        oob = self.counts_ == 0  # (B, n)
+        used = self.weights_ > 0
+        s = np.tensordot(self.weights_[used], scores[used], axes=1)  # (B, n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(oob, s, 0.0).sum(0) / oob.sum(0)
+
     def _fit_threshold(self, scores: np.ndarray, y_pm: np.ndarray) -> None:
         """Ctrl1 (SPEC S2): the smallest ``a >= 0`` whose OOB TPR reaches ``target_tpr``."""
         self.threshold_ = 0.0
@@ -689,38 +734,60 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         ps = (B * p + 0.5) / (B + 1.0)
         return 0.5 * np.log(ps / (1.0 - ps))
 
-    def _calibrate(self, p: np.ndarray) -> np.ndarray:
-        """Calibrated ``P(+|x)`` for raw votes ``p`` (nan stays nan)."""
+    def _calibrate(self, p: np.ndarray, s: np.ndarray | None = None) -> np.ndarray:
+        """Calibrated ``P(+|x)`` from raw votes ``p`` or mean decision values ``s``
+        (whichever ``calibration_input_`` reads; nan stays nan)."""
         if self.calibrator_ is None:
             return p
-        out = np.full_like(p, np.nan, dtype=np.float64)
+        if self.calibration_input_ == "scores":
+            if s is None:
+                raise ValueError("a score calibrator needs the mean decision values")
+            return _apply_calibrator(self.calibrator_, s)
+        z = np.full_like(p, np.nan, dtype=np.float64)
         ok = np.isfinite(p)
-        if ok.any():
-            z = self._vote_scores(p[ok])
-            out[ok] = self.calibrator_.predict_proba(z)[:, 1]
-        return out
+        z[ok] = self._vote_scores(p[ok])
+        return _apply_calibrator(self.calibrator_, z)
 
     def _fit_calibration(self, y_pm: np.ndarray) -> None:
         """Fit the out-of-bag calibrator and, with Ctrl1, the probability cutoff."""
         self.calibrator_: Any = None
         self.calibration_: str | None = None
+        self.calibration_input_: str | None = None
         self.calibration_scores_: dict[str, float] = {}
         self.proba_cutoff_ = 0.5
         if self.calibration is not None:
-            seen = np.isfinite(self.oob_proba_)
+            seen = np.isfinite(self.oob_proba_) & np.isfinite(self.oob_decision_)
             p, y01 = self.oob_proba_[seen], (y_pm[seen] > 0).astype(np.float64)
+            s = self.oob_decision_[seen]
             if y01.min() == y01.max():
                 raise ValueError(
                     f"calibration={self.calibration!r} needs out-of-bag rows of both "
                     f"classes; only {int(seen.sum())} rows were ever out of bag"
                 )
-            method = self.calibration
-            if method == "auto":
-                method = self._choose_calibration(p, y01)
+            inputs = (
+                ("votes", "scores")
+                if self.calibration_input == "auto"
+                else (self.calibration_input,)
+            )
+            methods = (
+                tuple(_CALIBRATORS)
+                if self.calibration == "auto"
+                else (self.calibration,)
+            )
+            method: str | None = methods[0]
+            source: str | None = inputs[0]
+            if len(methods) * len(inputs) > 1:
+                method, source = self._choose_calibration(
+                    p, s, y01, methods, inputs, keep_raw=self.calibration == "auto"
+                )
             if method is not None:
-                self.calibrator_ = _CALIBRATORS[method]().fit(self._vote_scores(p), y01)
+                x = self._vote_scores(p) if source == "votes" else s
+                self.calibrator_ = _CALIBRATORS[method]().fit(x, y01)
+                self.calibration_input_ = source
             self.calibration_ = method
-        self.oob_calibrated_proba_ = self._calibrate(self.oob_proba_)
+        self.oob_calibrated_proba_ = self._calibrate(
+            self.oob_proba_, self.oob_decision_
+        )
         if (
             self.calibrator_ is not None
             and self.target_tpr is not None
@@ -728,26 +795,52 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         ):
             self.proba_cutoff_ = self._ctrl1_cutoff(y_pm)
 
-    def _choose_calibration(self, p: np.ndarray, y01: np.ndarray) -> str | None:
-        """``"auto"``: the lowest out-of-fold MSE on the OOB pairs; ties keep raw votes."""
+    def _choose_calibration(
+        self,
+        p: np.ndarray,
+        s: np.ndarray,
+        y01: np.ndarray,
+        methods: Sequence[str],
+        inputs: Sequence[str],
+        keep_raw: bool,
+    ) -> tuple[str | None, str | None]:
+        """The lowest out-of-fold MSE on the OOB pairs; ties keep raw votes, then the
+        earlier candidate. Isotonic on votes is left out when fewer than
+        ``_MIN_INTERIOR_VOTES`` out-of-bag votes lie strictly inside (0, 1)."""
         n_splits = int(min(5, np.bincount(y01.astype(np.intp)).min()))
-        scores: dict[str, float] = {"raw": float(np.mean((p - y01) ** 2))}
+        scores: dict[str, float] = {}
+        if keep_raw:
+            scores["raw"] = float(np.mean((p - y01) ** 2))
+        interior = int(np.count_nonzero((p > 0.0) & (p < 1.0)))
+        cands = [
+            (m, src)
+            for src in inputs
+            for m in methods
+            if not (
+                m == "isotonic" and src == "votes" and interior < _MIN_INTERIOR_VOTES
+            )
+        ]
         if n_splits >= 2:
-            z = self._vote_scores(p)
             folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=0)
-            for name, make in _CALIBRATORS.items():
+            splits = list(folds.split(p, y01))
+            for m, src in cands:
+                x = self._vote_scores(p) if src == "votes" else s
                 q = np.empty_like(p)
-                for train, test in folds.split(z, y01):
+                for train, test in splits:
                     if y01[train].min() == y01[train].max():
                         q[test] = y01[train].mean()
                         continue
-                    q[test] = (
-                        make().fit(z[train], y01[train]).predict_proba(z[test])[:, 1]
-                    )
-                scores[name] = float(np.mean((q - y01) ** 2))
+                    cal = _CALIBRATORS[m]().fit(x[train], y01[train])
+                    q[test] = cal.predict_proba(x[test])[:, 1]
+                scores[_candidate_key(m, src)] = float(np.mean((q - y01) ** 2))
         self.calibration_scores_ = scores
-        best = min(scores, key=lambda k: (scores[k], k != "raw"))
-        return None if best == "raw" else best
+        if not scores:  # no cross-validation possible: the first candidate
+            return cands[0]
+        order = ["raw"] * keep_raw + [_candidate_key(m, src) for m, src in cands]
+        best = min(scores, key=lambda k: (scores[k], order.index(k)))
+        if best == "raw":
+            return None, None
+        return cands[order.index(best) - keep_raw]
 
     def _ctrl1_cutoff(self, y_pm: np.ndarray) -> float:
         """Largest ``c <= 1/2`` whose OOB TPR of ``q >= c`` reaches ``target_tpr``."""
@@ -794,13 +887,34 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
 
     def _raw_proba(self, X: Any) -> np.ndarray:
         """Uncalibrated ensemble vote ``P(+|x)`` (SPEC S2 step 4): shape (t,)."""
+        return self._ensemble_outputs(X)[0]
+
+    def _ensemble_outputs(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Raw vote ``P(+|x)`` (t,) and per-replicate mixture scores
+        ``sum_r weights_[r] f_{r,b}(x)`` (B, t), from one evaluation of the fits."""
         check_is_fitted(self, "weights_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        per_c = vote_fraction(self._grid_scores(X), self.threshold_, axis=1)  # (k, t)
-        return np.clip(_mix_votes(self.weights_[self._used], per_c), 0.0, 1.0)
+        grid = self._grid_scores(X)  # (k, B, t)
+        per_c = vote_fraction(grid, self.threshold_, axis=1)  # (k, t)
+        w = self.weights_[self._used]
+        p = np.clip(_mix_votes(w, per_c), 0.0, 1.0)
+        return p, np.tensordot(w, grid, axes=1)
+
+    def mean_decision_function(self, X: Any) -> np.ndarray:
+        """Ensemble mean decision value ``sum_r weights_[r] mean_b f_{r,b}(x)``.
+
+        The input of ``calibration_input="scores"``; on a training row, the same mean
+        over the replicates that did not draw it is ``oob_decision_``.
+
+        Returns
+        -------
+        ndarray of shape (t,)
+        """
+        return self._ensemble_outputs(X)[1].mean(0)
 
     def _proba_positive(self, X: Any) -> np.ndarray:
-        return np.clip(self._calibrate(self._raw_proba(X)), 0.0, 1.0)
+        p, s = self._ensemble_outputs(X)
+        return np.clip(self._calibrate(p, s.mean(0)), 0.0, 1.0)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """``[P(classes_[0] | x), P(classes_[1] | x)]`` (SPEC S2 step 4): shape (t, 2).
@@ -846,19 +960,34 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
 
         With ``calibration``: the raw-vote interval mapped through the calibrator
         (monotone for isotonic and Platt), widened to contain the calibrated estimate.
+        With a score calibrator (``calibration_input_ == "scores"``): the normal
+        interval ``s +- z sd_b(s_b) / sqrt(B)`` of the mean decision value ``s`` over
+        the B per-replicate mixture scores ``s_b``, mapped and widened the same way.
 
         Returns
         -------
         lower, upper : ndarray of shape (t,)
         """
         z = _z_value(level)
-        p = self._raw_proba(X)
+        p, s_b = self._ensemble_outputs(X)
         half = z * np.sqrt(p * (1.0 - p) / int(self.n_bootstrap))
         lo, hi = np.clip(p - half, 0.0, 1.0), np.clip(p + half, 0.0, 1.0)
         if self.calibrator_ is None:
             return lo, hi
-        # the raw-vote interval through the calibration map, widened to hold g(p)
-        g = np.stack([self._calibrate(lo), self._calibrate(p), self._calibrate(hi)])
+        s = s_b.mean(0)
+        if self.calibration_input_ == "scores":
+            B = s_b.shape[0]
+            se = s_b.std(0, ddof=1) / np.sqrt(B) if B > 1 else np.zeros_like(s)
+            g = np.stack(
+                [
+                    self._calibrate(p, s - z * se),
+                    self._calibrate(p, s),
+                    self._calibrate(p, s + z * se),
+                ]
+            )
+        else:
+            # the raw-vote interval through the calibration map, widened to hold g(p)
+            g = np.stack([self._calibrate(lo), self._calibrate(p), self._calibrate(hi)])
         g = np.clip(g, 0.0, 1.0)
         return g.min(0), g.max(0)
 
@@ -884,6 +1013,24 @@ _CALIBRATORS: dict[str, type] = {
     "sigmoid": PlattCalibrator,
     "beta": BetaCalibrator,
 }
+
+#: "auto" leaves isotonic on the votes out below this many out-of-bag votes strictly
+#: inside (0, 1): on nearly binary votes it is a step function of two or three levels.
+_MIN_INTERIOR_VOTES = 0
+
+
+def _candidate_key(method: str, source: str) -> str:
+    """Key of ``calibration_scores_``: ``"sigmoid"`` (votes), ``"sigmoid:scores"``."""
+    return method if source == "votes" else f"{method}:{source}"
+
+
+def _apply_calibrator(calibrator: Any, x: np.ndarray) -> np.ndarray:
+    """``calibrator``'s P(+) at the finite entries of ``x``; nan elsewhere."""
+    out = np.full(x.shape, np.nan, dtype=np.float64)
+    ok = np.isfinite(x)
+    if ok.any():
+        out[ok] = calibrator.predict_proba(x[ok])[:, 1]
+    return out
 
 
 def _check_level(level: float) -> float:
