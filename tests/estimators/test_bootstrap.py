@@ -297,7 +297,11 @@ def test_auto_is_reproducible_and_scores_the_candidates(data: tuple) -> None:
     a = BootstrapProbabilitySVC(**kw).fit(X, y)
     b = BootstrapProbabilitySVC(**kw).fit(X, y)
     assert a.calibration_ == b.calibration_
-    assert set(a.calibration_scores_) == {"raw", "isotonic", "sigmoid", "beta"}
+    p = a.oob_proba_[np.isfinite(a.oob_proba_)]
+    few = np.count_nonzero((p > 0) & (p < 1)) < 20  # isotonic on votes is left out
+    assert set(a.calibration_scores_) == {"raw", "sigmoid", "beta"} | (
+        set() if few else {"isotonic"}
+    )
     best = min(a.calibration_scores_.values())
     chosen = "raw" if a.calibration_ is None else a.calibration_
     assert a.calibration_scores_[chosen] == best
@@ -738,6 +742,9 @@ def test_auto_chooses_among_vote_and_score_calibrators(score_models: dict) -> No
     both = score_models["auto", "auto"]
     keys = {"raw", "isotonic", "sigmoid", "beta"}
     keys |= {f"{k}:scores" for k in ("isotonic", "sigmoid", "beta")}
+    v = both.oob_proba_[np.isfinite(both.oob_proba_)]
+    if np.count_nonzero((v > 0) & (v < 1)) < 20:  # the guard leaves vote isotonic out
+        keys -= {"isotonic"}
     assert set(both.calibration_scores_) == keys
     best = min(both.calibration_scores_, key=both.calibration_scores_.get)
     chosen = (
@@ -785,3 +792,35 @@ def test_calibration_input_is_validated(data: tuple) -> None:
     X, y, _, _ = data
     with pytest.raises(ValueError, match="calibration_input"):
         BootstrapProbabilitySVC(n_bootstrap=2, calibration_input="margins").fit(X, y)
+
+
+def test_auto_leaves_vote_isotonic_out_on_nearly_binary_votes(data: tuple) -> None:
+    X, y, _, _ = data
+    # B = 20 linear replicates at one C agree on all but a few rows out of bag
+    kw = dict(C_grid=[1.0], n_bootstrap=20, calibration="auto", random_state=7)
+    few = BootstrapProbabilitySVC(**kw).fit(X, y)
+    p = few.oob_proba_[np.isfinite(few.oob_proba_)]
+    assert 0 < np.count_nonzero((p > 0) & (p < 1)) < 20
+    assert "isotonic" not in few.calibration_scores_
+    assert {"raw", "sigmoid", "beta"} <= set(few.calibration_scores_)
+    assert few.calibration_ != "isotonic"
+    # the score calibrators see continuous inputs: isotonic on scores stays a candidate
+    both = BootstrapProbabilitySVC(calibration_input="auto", **kw).fit(X, y)
+    assert "isotonic" not in both.calibration_scores_
+    assert "isotonic:scores" in both.calibration_scores_
+    # an explicit isotonic is fitted all the same
+    iso = BootstrapProbabilitySVC(**{**kw, "calibration": "isotonic"}).fit(X, y)
+    assert iso.calibration_ == "isotonic" and iso.calibrator_ is not None
+    # on overlapping classes most votes are mixed, and isotonic competes
+    Xn, yn = make_classification(
+        n_samples=100,
+        n_features=5,
+        n_informative=3,
+        class_sep=0.3,
+        flip_y=0.2,
+        random_state=3,
+    )
+    many = BootstrapProbabilitySVC(**kw).fit(Xn, yn)
+    q = many.oob_proba_[np.isfinite(many.oob_proba_)]
+    assert np.count_nonzero((q > 0) & (q < 1)) >= 20
+    assert "isotonic" in many.calibration_scores_

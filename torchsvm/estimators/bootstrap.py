@@ -72,6 +72,11 @@ maps ``s(x)``. ``calibration_input="auto"`` puts the vote and the score calibrat
 side by side: with ``calibration="auto"``, raw votes and all six calibrators compete in
 the cross-validation above; with a named calibrator, its vote and score versions do.
 
+``"auto"`` leaves isotonic regression on the votes out when fewer than 20 out-of-bag
+votes lie strictly inside (0, 1) (``_MIN_INTERIOR_VOTES``): on nearly binary votes it is
+a step function of two or three levels whose cross-validated MSE is unreliable. An
+explicit ``calibration="isotonic"`` is always fitted.
+
 Coherence with the calibrated probabilities: ``predict_proba_interval`` maps the
 endpoints of the raw-vote interval through the same calibrator (isotonic and Platt maps
 are monotone, so the interval keeps containing the point estimate; for safety the
@@ -1016,7 +1021,7 @@ _CALIBRATORS: dict[str, type] = {
 
 #: "auto" leaves isotonic on the votes out below this many out-of-bag votes strictly
 #: inside (0, 1): on nearly binary votes it is a step function of two or three levels.
-_MIN_INTERIOR_VOTES = 0
+_MIN_INTERIOR_VOTES = 20
 
 
 def _candidate_key(method: str, source: str) -> str:
