@@ -52,18 +52,36 @@ def test_oob_calibrated_rows_equal_a_calibrated_fit() -> None:
     y = np.where(y01 == 1, 1, -1)
     cfg = load_config(TINY, ["bootstrap.n_bootstrap=8", "probabilities.baselines=[]"])
     res = proto._fit_unit(X[:60], y[:60], X[60:], y[60:], "linear", cfg, seed=4)
-    for meth, calibration in proto.OOB_CALIBRATIONS.items():
+    assert {"bootstrap_oob_score_sigmoid", "bootstrap_oob_auto_scores"} <= set(
+        proto.OOB_CALIBRATIONS
+    )
+    for meth, params in proto.OOB_CALIBRATIONS.items():
         ref = BootstrapProbabilitySVC(
             C_grid=np.asarray(cfg.bootstrap.C_grid),
             n_bootstrap=8,
             kernel="linear",
             tol=cfg.solver.tol,
             random_state=4,
-            calibration=calibration,
+            **params,
         ).fit(X[:60], y[:60])
         np.testing.assert_allclose(
             res["pred"][meth], ref.predict_proba(X[60:])[:, 1], atol=1e-12
         )
+        assert res["oob_calibration_choice"][meth] == [
+            ref.calibration_,
+            ref.calibration_input_,
+        ]
+    # the raw ensemble row is left uncalibrated after the calibrated rows
+    raw = BootstrapProbabilitySVC(
+        C_grid=np.asarray(cfg.bootstrap.C_grid),
+        n_bootstrap=8,
+        kernel="linear",
+        tol=cfg.solver.tol,
+        random_state=4,
+    ).fit(X[:60], y[:60])
+    np.testing.assert_allclose(
+        res["pred"]["bootstrap_ensemble"], raw.predict_proba(X[60:])[:, 1], atol=1e-12
+    )
 
 
 def test_shared_calibrator_fit_equals_separate_calibrated_svc() -> None:
