@@ -154,8 +154,12 @@ def _fit_unit(
     kernel: str,
     cfg: ExperimentConfig,
     seed: int,
+    oob_calibrations: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """Fit every method on one preprocessed training fold; held-out probabilities.
+
+    ``oob_calibrations`` (default :data:`OOB_CALIBRATIONS`) names the out-of-bag
+    calibrated rows read from the one bootstrap fit (method -> parameters).
 
     Returns
     -------
@@ -201,7 +205,9 @@ def _fit_unit(
     t0 = time.perf_counter()
     y_pm = np.where(y_tr == boot.classes_[1], 1, -1)
     oob_choice: dict[str, list[str | None]] = {}
-    for meth, params in OOB_CALIBRATIONS.items():
+    if oob_calibrations is None:
+        oob_calibrations = OOB_CALIBRATIONS
+    for meth, params in oob_calibrations.items():
         boot.set_params(**params)
         boot._fit_calibration(y_pm)
         pred[meth] = boot.predict_proba(A_te)[:, 1].tolist()

@@ -1,0 +1,161 @@
+"""Out-of-bag calibration on votes vs on decision values, on the protocol's own folds.
+
+Issue 17's check of the decision-value calibration (``BootstrapProbabilitySVC(
+calibration_input="scores")``). For each dataset and outer fold of a probabilities
+config (the same folds, preprocessing, seeds and settings as the experiment's units:
+``torchsvm.experiments.probabilities._fit_unit``, so its rows equal the unit's), one
+bootstrap fit gives the raw ensemble and every out-of-bag calibration below; Platt is the
+protocol's single-SVM baseline (``CalibratedSVC(WeightedSVC(C = C_{r*}), "sigmoid")``
+on 5 inner folds). Prints, per dataset, the fold-mean held-out MSE (Brier score) and AUC
+of each row, the datasets on which each row beats Platt / keeps the raw ensemble, and
+what ``auto`` chose. ``--jsonl`` keeps per-fold results and resumes from them.
+
+    python scripts/oob_calibration_check.py --config configs/probabilities-rbf.toml \\
+        --datasets divorce sonar heart_statlog --folds 0 1 2 3 4 5 6 7 8 9
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from torchsvm.config import load_config
+from torchsvm.experiments import probabilities as proto
+from torchsvm.experiments.runner import load_fold_data
+
+#: rows of the table: the experiment's out-of-bag rows plus the other single
+#: calibrators, so that votes and decision values are compared calibrator by calibrator
+CALIBRATIONS = {
+    "oob_vote_isotonic": {"calibration": "isotonic", "calibration_input": "votes"},
+    "oob_vote_sigmoid": {"calibration": "sigmoid", "calibration_input": "votes"},
+    "oob_vote_auto": {"calibration": "auto", "calibration_input": "votes"},
+    "oob_score_isotonic": {"calibration": "isotonic", "calibration_input": "scores"},
+    "oob_score_sigmoid": {"calibration": "sigmoid", "calibration_input": "scores"},
+    "oob_score_beta": {"calibration": "beta", "calibration_input": "scores"},
+    "oob_auto_votes_or_scores": {"calibration": "auto", "calibration_input": "auto"},
+}
+ROWS = ("bootstrap_ensemble", *CALIBRATIONS, "platt")
+
+
+def run_fold(cfg, dataset: str, kernel: str, fold: int) -> dict:
+    """One unit's bootstrap fit, out-of-bag rows and Platt (as ``run_unit``)."""
+    d = load_fold_data(cfg, dataset, fold)
+    t0 = time.perf_counter()
+    res = proto._fit_unit(
+        d["X_train"],
+        np.asarray(d["y_train"]),
+        d["X_test"],
+        np.asarray(d["y_test"]),
+        kernel,
+        cfg,
+        seed=cfg.protocol.seed * 1000 + int(fold),
+        oob_calibrations=CALIBRATIONS,
+    )
+    return {
+        "dataset": dataset,
+        "kernel": kernel,
+        "fold": fold,
+        "mse": {m: res["metrics"][m]["mse"] for m in ROWS},
+        "auc": {m: res["metrics"][m]["auc"] for m in ROWS},
+        "choice": res["oob_calibration_choice"],
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def _table(rows: list[dict], folds: Sequence[int]) -> list[str]:
+    keys = sorted({(r["kernel"], r["dataset"]) for r in rows})
+    L = [
+        f"| kernel | dataset | folds | {' | '.join(ROWS)} |",
+        "|---|---|---|" + "---|" * len(ROWS),
+    ]
+    means: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+    for kernel, ds in keys:
+        sel = [r for r in rows if r["kernel"] == kernel and r["dataset"] == ds]
+        m = {
+            met: {meth: float(np.mean([r[met][meth] for r in sel])) for meth in ROWS}
+            for met in ("mse", "auc")
+        }
+        means[kernel, ds] = m
+        best = min(m["mse"].values())
+        cells = []
+        for meth in ROWS:
+            txt = f"{m['mse'][meth]:.4f} / {m['auc'][meth]:.3f}"
+            cells.append(f"**{txt}**" if m["mse"][meth] == best else txt)
+        L.append(f"| {kernel} | {ds} | {len(sel)} | " + " | ".join(cells) + " |")
+    L += ["", "Cells: fold-mean MSE / AUC; bold: the lowest MSE of the row.", ""]
+    for kernel in sorted({k for k, _ in keys}):
+        ds_k = [ds for k, ds in keys if k == kernel]
+        for meth in ROWS[1:-1]:
+            beat = sum(
+                means[kernel, d]["mse"][meth] < means[kernel, d]["mse"]["platt"]
+                for d in ds_k
+            )
+            keep = sum(
+                means[kernel, d]["mse"][meth]
+                <= means[kernel, d]["mse"]["bootstrap_ensemble"]
+                for d in ds_k
+            )
+            L.append(
+                f"- {kernel}, {meth}: lower MSE than Platt on {beat} of {len(ds_k)}, "
+                f"improves or keeps the raw ensemble on {keep} of {len(ds_k)}"
+            )
+    L.append("")
+    for meth in ("oob_vote_auto", "oob_auto_votes_or_scores"):
+        for kernel, ds in keys:
+            sel = [r for r in rows if r["kernel"] == kernel and r["dataset"] == ds]
+            c = Counter(
+                "raw" if r["choice"][meth][0] is None else ":".join(r["choice"][meth])
+                for r in sel
+            )
+            L.append(f"- {meth} chose on {kernel}/{ds}: {dict(sorted(c.items()))}")
+    return L
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", required=True, help="a probabilities config (TOML)")
+    ap.add_argument("--datasets", nargs="+", required=True)
+    ap.add_argument("--folds", nargs="+", type=int, default=[0, 1, 2])
+    ap.add_argument("--kernels", nargs="+", default=None, help="default: the config's")
+    ap.add_argument("--set", nargs="*", default=[], help="config overrides key=value")
+    ap.add_argument(
+        "--jsonl", type=Path, default=None, help="per-fold results (resume)"
+    )
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    cfg = load_config(args.config, [*args.set, "probabilities.baselines=['platt']"])
+    kernels = args.kernels or list(cfg.probabilities.kernels)
+    done: list[dict] = []
+    if args.jsonl is not None and args.jsonl.exists():
+        done = [json.loads(x) for x in args.jsonl.read_text().splitlines() if x]
+    have = {(r["dataset"], r["kernel"], r["fold"]) for r in done}
+    for ds in args.datasets:
+        for kernel in kernels:
+            for k in args.folds:
+                if (ds, kernel, k) in have:
+                    continue
+                r = run_fold(cfg, ds, kernel, k)
+                done.append(r)
+                print(
+                    f"{ds}/{kernel}/fold {k}: {r['seconds']:.1f} s, MSE "
+                    + ", ".join(f"{m} {v:.4f}" for m, v in r["mse"].items()),
+                    flush=True,
+                )
+                if args.jsonl is not None:
+                    with args.jsonl.open("a") as fh:
+                        fh.write(json.dumps(r) + "\n")
+    want = {(d, kn, k) for d in args.datasets for kn in kernels for k in args.folds}
+    rows = [r for r in done if (r["dataset"], r["kernel"], r["fold"]) in want]
+    print("\n".join(_table(rows, args.folds)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
