@@ -82,3 +82,48 @@ def test_pdas_dense_reports_unsettled_rows() -> None:
     U = torch.full((1, 60), 10.0, dtype=torch.float64)
     *_, ok = pdas_dense(Q, yt, U, None, U.clone(), max_iter=1)
     assert not bool(ok.any())
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_update_solve_with_cached_border_columns_matches_a_fresh_factorisation(
+    dtype: torch.dtype,
+) -> None:
+    # successive faces near one factorised face: the bordered solves reuse the cached
+    # L^{-1} b_j columns and their Gram, and must equal the solve from a new Cholesky
+    # factor of each face (the oracle), also for a subset of the store's rows
+    from torchsvm.solvers.pdas import _FactorStore, _full_solve, _update_solve
+
+    X, y = contract_data(80, 3, seed=3)
+    Xt, yt = torch.tensor(X, dtype=dtype), torch.tensor(y, dtype=dtype)
+    n, R = 80, 3
+    Q = compute_kernel(Xt, kernel="rbf", gamma=0.5) * yt[:, None] * yt[None, :]
+    from torchsvm.solvers.pdas import _gather_face_fn
+
+    face_fn = _gather_face_fn(Q)
+    y_ext = torch.nn.functional.pad(yt, (0, 1))
+    g = torch.Generator().manual_seed(0)
+    free0 = torch.rand(R, n, generator=g) < 0.4
+    rhs = torch.randn(R, n, generator=g, dtype=torch.float64).to(dtype)
+    c = torch.randn(R, generator=g, dtype=torch.float64).to(dtype)
+    store = _FactorStore(R, n, dtype, torch.device("cpu"), 2**30)
+    gi = torch.arange(R)
+    _full_solve(face_fn, y_ext, None, free0, rhs, c, 2**30, store, gi)
+    free = free0.clone()
+    tol = 1e-8 if dtype == torch.float64 else 2e-2
+    for step in range(3):
+        # add a few coordinates, drop a few (some dropped earlier come back)
+        flip = torch.rand(R, n, generator=g) < 0.05
+        free = free ^ flip
+        rows = gi if step != 1 else torch.tensor([0, 2])
+        a, b, ok = _update_solve(
+            face_fn, y_ext, None, free[rows], rhs[rows], c[rows], store, rows
+        )
+        a_ref, b_ref, ok_ref = _full_solve(
+            face_fn, y_ext, None, free[rows], rhs[rows], c[rows], 2**30
+        )
+        assert bool(ok.all()) and bool(ok_ref.all())
+        scale = 1.0 + float(a_ref.abs().max())
+        assert float((a - a_ref).abs().max()) <= tol * scale, step
+        assert float((b - b_ref).abs().max()) <= tol * scale, step
+        assert bool((a[~free[rows]] == 0).all())
+    assert int(store.cnt.max()) > 0  # the cache was used

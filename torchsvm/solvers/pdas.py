@@ -45,6 +45,12 @@ from torchsvm.solvers.kkt import optimal_intercept
 _CAP_MULT, _CAP_MIN = 2, 256
 # a face is refactorised when it differs from the factorised one in more coordinates
 _UPDATE_MAX, _UPDATE_FRAC = 256, 0.125
+# ... on a dense Q (RBF, polynomial): with the border columns L^{-1} b_j and their Gram
+# cached per factor (_FactorStore), an update costs the new columns only, so wider
+# changes pay. S8 RBF (n = 5000, 220 problems), CPU seconds of the solve: 28.4 before
+# the cache; with it 22.6 at (256, 0.125), 19.7 at (512, 0.25), 20.0 at (768, 0.4)
+# (docs/benchmarks.md "Session 8 (RBF)")
+_UPDATE_MAX_DENSE, _UPDATE_FRAC_DENSE = 512, 0.25
 
 FaceFn = Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]
 
@@ -136,6 +142,16 @@ class _FactorStore:
         self.L = torch.zeros((R, 0, 0), dtype=dtype, device=device)
         self.mask = torch.zeros((R, n), dtype=torch.bool, device=device)
         self.has = torch.zeros(R, dtype=torch.bool, device=device)
+        # per row, ``L^{-1} b_j`` for the border columns ``b_j`` of the bordered update
+        # solves since the last factorisation (:func:`_update_solve`), stored as rows of
+        # ``Yt`` (R, slots, width): ``slot[r, j]`` is coordinate ``j``'s row of ``Yt[r]``
+        # (-1: none; column ``n`` is scratch),
+        # ``cnt[r]`` the columns in use; off (``cache`` False) beyond ``max_bytes``
+        self.cache = True
+        self.slot = torch.full((R, n + 1), -1, dtype=torch.long, device=device)
+        self.Yt = torch.zeros((R, 0, 0), dtype=dtype, device=device)
+        self.G = torch.zeros((R, 0, 0), dtype=dtype, device=device)  # Yt Yt^T
+        self.cnt = torch.zeros(R, dtype=torch.long, device=device)
 
     def _grow(self, f: int) -> None:
         f = max(f, int(1.1 * self.width))
@@ -153,6 +169,8 @@ class _FactorStore:
         self.L = L
         self.idx = torch.nn.functional.pad(self.idx, (0, k), value=self.n)
         self.valid = torch.nn.functional.pad(self.valid, (0, k))
+        # the new padding rows of L are the identity's, so cached columns are 0 there
+        self.Yt = torch.nn.functional.pad(self.Yt, (0, f - self.Yt.shape[2]))
         self.width = f
 
     def write(
@@ -181,13 +199,93 @@ class _FactorStore:
         self.valid[gi] = torch.nn.functional.pad(valid, (0, W - f))
         self.mask[gi] = mask
         self.has[gi] = True
+        self.slot[gi] = -1
+        self.cnt[gi] = 0
+
+    def cached(
+        self, gi: torch.Tensor, cols: torch.Tensor, valid: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Cached border columns of rows ``gi`` for coordinates ``cols`` (R, m).
+
+        Returns ``Y^T`` of shape (R, m, width) (zero where not cached) and which are.
+        """
+        sl = self.slot[gi[:, None], cols]
+        have = valid & (sl >= 0)
+        if not self.cache or self.Yt.shape[1] == 0 or not bool(have.any()):
+            R, m = cols.shape
+            return self.L.new_zeros((R, m, self.width)), have
+        Yt = self.Yt[gi[:, None], sl.clamp_min(0)]
+        return Yt.mul_(have[:, :, None]), have
+
+    def append(
+        self,
+        gi: torch.Tensor,
+        cols: torch.Tensor,
+        valid: torch.Tensor,
+        Ynt: torch.Tensor,
+    ) -> None:
+        """Cache the new border columns ``Ynt`` (R, k, width) of coordinates ``cols``."""
+        if not self.cache:
+            return
+        k = cols.shape[1]
+        cnt = self.cnt[gi]
+        need = int(cnt.max()) + k
+        S = self.Yt.shape[1]
+        if need > S:
+            S2 = max(need, int(1.5 * S), 16)
+            per_row = (self.width + S2) * S2 * torch.finfo(self.dtype).bits // 8
+            if self.R * per_row > self.max_bytes:
+                self.cache = False
+                self.Yt, self.G = self.Yt[:, :0], self.G[:, :0, :0]
+                self.slot.fill_(-1)
+                self.cnt.zero_()
+                return
+            self.Yt = torch.nn.functional.pad(self.Yt, (0, 0, 0, S2 - S))
+            self.G = torch.nn.functional.pad(self.G, (0, S2 - S, 0, S2 - S))
+        sl = cnt[:, None] + torch.arange(k, device=self.device)[None, :]
+        self.Yt[gi[:, None], sl] = Ynt
+        # Gram rows of the new columns against every cached one (unused slots are 0)
+        Yr = self.Yt if gi.numel() == self.R else self.Yt[gi]
+        Gn = torch.bmm(Ynt, Yr.transpose(1, 2))  # (R, k, S)
+        ar = torch.arange(Gn.shape[2], device=self.device)
+        self.G[gi[:, None], sl] = Gn
+        self.G[gi[:, None, None], ar[None, :, None], sl[:, None, :]] = Gn.transpose(
+            1, 2
+        )
+        self.slot[gi[:, None], torch.where(valid, cols, self.n)] = torch.where(
+            valid, sl, -1
+        )
+        self.slot[gi, self.n] = -1
+        self.cnt[gi] = cnt + valid.sum(1)
+
+    def gram(
+        self, gi: torch.Tensor, cols: torch.Tensor, valid: torch.Tensor
+    ) -> torch.Tensor | None:
+        """``Y_b^T Y_b`` of the border ``cols`` (R, m), all cached; None if off."""
+        if not self.cache:
+            return None
+        if self.G.shape[1] == 0:  # nothing cached: no valid border column
+            R, m = cols.shape
+            return self.G.new_zeros((R, m, m))
+        sl = self.slot[gi[:, None], cols].clamp_min(0)
+        Gb = self.G[gi[:, None, None], sl[:, :, None], sl[:, None, :]]
+        return Gb.mul_(valid[:, :, None] & valid[:, None, :])
 
     def subset(self, gi: torch.Tensor) -> _FactorStore:
-        """A store for a new run whose row ``r`` starts from this store's row ``gi[r]``."""
+        """A store for a new run whose row ``r`` starts from this store's row ``gi[r]``.
+
+        ``gi`` the identity (the next ``C`` stage of the same replicates) hands over this
+        store itself, without copying its factors.
+        """
+        ar = torch.arange(self.R, device=self.device)
+        if gi.numel() == self.R and bool((gi == ar).all()):
+            return self
         out = _FactorStore(gi.numel(), self.n, self.dtype, self.device, self.max_bytes)
         out.enabled, out.width = self.enabled, self.width
         out.idx, out.valid, out.L = self.idx[gi], self.valid[gi], self.L[gi]
         out.mask, out.has = self.mask[gi], self.has[gi]
+        out.cache, out.slot, out.cnt = self.cache, self.slot[gi], self.cnt[gi]
+        out.Yt, out.G = self.Yt[gi], self.G[gi]
         return out
 
     def get(self, gi: torch.Tensor) -> _Factors:
@@ -295,67 +393,87 @@ def _update_solve(
     free: torch.Tensor,
     rhs: torch.Tensor,
     c: torch.Tensor,
-    fac: _Factors,
+    store: _FactorStore,
+    gi: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Solve faces that differ a little from the factorised ones (bordered Schur system).
 
-    With ``F0`` the factorised face, ``A = F \\ F0`` and ``D = F0 \\ F``, the system on
-    ``F`` equals the system on ``F0 u A`` with the constraints ``x_D = 0`` (multipliers
-    ``l``)::
+    With ``F0`` the factorised face of row ``gi`` in ``store``, ``A = F \\ F0`` and
+    ``D = F0 \\ F``, the system on ``F`` equals the system on ``F0 u A`` with the
+    constraints ``x_D = 0`` (multipliers ``l``)::
 
         [M00  M0A  E_D] [x0]   [r0]
         [MA0  MAA  0  ] [xA] = [rA]
         [E_D^T 0   0  ] [l ]   [0 ]
 
-    eliminated through ``M00 = L L^T``: ``W = M00^{-1} [M0A, E_D]`` and the ``(m, m)``
-    Schur complement ``[[MAA, 0], [0, 0]] - [M0A, E_D]^T W``, ``m = |A| + |D|``.
+    eliminated through ``M00 = L L^T``: with ``Y = L^{-1} [M0A, E_D]`` the ``(m, m)``
+    Schur complement is ``[[MAA, 0], [0, 0]] - Y^T Y`` (``m = |A| + |D|``) and
+    ``x0 = L^{-T} (L^{-1} r0 - Y z)``. The columns of ``Y`` depend only on ``F0`` and
+    the coordinate, so they are kept in ``store`` until the row is refactorised: an
+    iteration computes ``L^{-1}`` only of the coordinates new to the border (on the
+    RBF path most of the cost of an update was this forward solve, repeated for the
+    whole border at every iteration; issue 14).
     """
     R, n = free.shape
     dt, dev = rhs.dtype, rhs.device
     y = y_ext[:n]
-    rows = torch.arange(R, device=dev)
+    fac = store.get(gi)
     f0 = fac.idx.shape[1]
     add = free & ~fac.mask
     drop = fac.mask & ~free
-    mA = int(add.sum(1).max())
-    mD = int(drop.sum(1).max())
-    ipA, validA = compact_mask(add, max(mA, 1), n)
-    # positions (within the factorised ordering) of the dropped coordinates
-    drop_pos = (
-        torch.gather(torch.nn.functional.pad(drop, (0, 1)), 1, fac.idx) & fac.valid
-    )
-    posD, validD = compact_mask(drop_pos, max(mD, 1), f0)
-    m = ipA.shape[1] + posD.shape[1]
-    # B = [M0A, E_D]: (R, f0, m)
-    M0A = face_fn(fac.idx, ipA)
-    ED = torch.zeros((R, f0 + 1, posD.shape[1]), dtype=dt, device=dev)
-    ED.scatter_(1, posD[:, None, :], 1.0)
-    ED = ED[:, :f0] * validD[:, None, :]
-    Bm = torch.cat([M0A, ED], dim=2)
+    border = add | drop
+    m = max(int(border.sum(1).max()), 1)
+    ipB, validB = compact_mask(border, m, n)
+    isA = torch.gather(torch.nn.functional.pad(add, (0, 1)), 1, ipB)
+    ipA = torch.where(isA, ipB, n)  # the added coordinates (drops and padding: n)
+    Ybt, have = store.cached(gi, ipB, validB)  # Y^T: (R, m, f0)
+    need = validB & ~have
+    k = int(need.sum(1).max())
     r0 = torch.gather(torch.nn.functional.pad(rhs, (0, 1)), 1, fac.idx) * fac.valid
-    rA = torch.gather(torch.nn.functional.pad(rhs, (0, 1)), 1, ipA) * validA
     R0 = torch.stack([r0, y_ext[fac.idx]], dim=2)  # (R, f0, 2)
-    RA = torch.stack([rA, y_ext[ipA]], dim=2)  # (R, mA, 2)
-    sol = _tri_solve(
-        fac.L, torch.cat([R0, Bm], dim=2)
-    )  # one pass over L for all columns
-    Y0, W = sol[..., :2], sol[..., 2:]
-    C = torch.zeros((R, m, m), dtype=dt, device=dev)
-    nA = ipA.shape[1]
-    C[:, :nA, :nA] = face_fn(ipA, None)
-    dA = _shift_diag(S, rows, ipA, validA, 1.0)
-    dD = torch.where(validD, 0.0, 1.0)
-    C.diagonal(dim1=1, dim2=2).add_(torch.cat([dA, dD], dim=1))
-    Sch = C - Bm.transpose(1, 2) @ W
-    rz = torch.cat(
-        [RA, torch.zeros((R, posD.shape[1], 2), dtype=dt, device=dev)], dim=1
+    if k:
+        posN, validN = compact_mask(need, k, m)  # positions in the border, pad m
+        ipN = torch.gather(torch.nn.functional.pad(ipB, (0, 1), value=n), 1, posN)
+        isAN = torch.gather(torch.nn.functional.pad(isA, (0, 1)), 1, posN) & validN
+        # new columns: M0A for added coordinates, unit vectors E_D for dropped ones
+        Bn = face_fn(fac.idx, torch.where(isAN, ipN, n))
+        where = torch.full((R, n + 1), f0, dtype=torch.long, device=dev)
+        where.scatter_(1, fac.idx, torch.arange(f0, device=dev).expand(R, -1))
+        pD = torch.where(validN & ~isAN, torch.gather(where, 1, ipN), f0)
+        ED = torch.zeros((R, f0 + 1, k), dtype=dt, device=dev)
+        ED.scatter_(1, pD[:, None, :], 1.0)
+        Bn = Bn + ED[:, :f0]
+        sol = torch.linalg.solve_triangular(
+            fac.L, torch.cat([R0, Bn], dim=2), upper=False
+        )
+        Y0 = sol[..., :2]
+        Ynt = sol[..., 2:].transpose(1, 2) * validN[:, :, None]  # (R, k, f0)
+        Ybx = torch.nn.functional.pad(Ybt, (0, 0, 0, 1))
+        Ybx.scatter_(1, posN[:, :, None].expand(-1, -1, f0), Ynt)
+        Ybt = Ybx[:, :m]
+        store.append(gi, ipN, validN, Ynt)
+    else:
+        Y0 = torch.linalg.solve_triangular(fac.L, R0, upper=False)
+    C = face_fn(ipA, None)
+    dA = _shift_diag(S, torch.arange(R, device=dev), ipB, validB, 1.0)
+    C.diagonal(dim1=1, dim2=2).add_(torch.where(isA | ~validB, dA, 0.0))
+    Gb = store.gram(gi, ipB, validB)
+    if Gb is None:
+        Sch = torch.baddbmm(C, Ybt, Ybt.transpose(1, 2), alpha=-1.0)
+    else:
+        Sch = C.sub_(Gb)
+    rA = torch.gather(torch.nn.functional.pad(rhs, (0, 1)), 1, ipA) * isA
+    RB = torch.stack([rA, y_ext[ipA]], dim=2)  # (R, m, 2); zero on drops
+    z, info = torch.linalg.solve_ex(Sch, torch.baddbmm(RB, Ybt, Y0, alpha=-1.0))
+    X0 = torch.linalg.solve_triangular(
+        fac.L.transpose(1, 2),
+        torch.baddbmm(Y0, Ybt.transpose(1, 2), z, alpha=-1.0),
+        upper=True,
     )
-    z, info = torch.linalg.solve_ex(Sch, rz - Bm.transpose(1, 2) @ Y0)
-    X0 = Y0 - W @ z
     x = torch.zeros((R, n + 1, 2), dtype=dt, device=dev)
-    keep0 = fac.valid & ~drop_pos[:, :f0]
+    keep0 = fac.valid & ~torch.gather(torch.nn.functional.pad(drop, (0, 1)), 1, fac.idx)
     x.scatter_(1, torch.where(keep0, fac.idx, n)[:, :, None].expand(-1, -1, 2), X0)
-    x.scatter_(1, ipA[:, :, None].expand(-1, -1, 2), z[:, :nA] * validA[:, :, None])
+    x.scatter_(1, ipA[:, :, None].expand(-1, -1, 2), z * isA[:, :, None])
     x = x[:, :n]
     a, b, ok = _intercept_and_scatter(x, y, c)
     # a singular Schur complement (an added point repeats a face point): refactorise
@@ -492,6 +610,11 @@ def pdas_dense(
         raise ValueError(f"factors hold {store.R} rows; the batch has {P}")
     ab_prev: torch.Tensor | None = None
     Qab_prev: torch.Tensor | None = None
+    frac, cap_upd = (
+        (_UPDATE_FRAC, _UPDATE_MAX)
+        if low_rank is not None
+        else (_UPDATE_FRAC_DENSE, _UPDATE_MAX_DENSE)
+    )
     for it in range(max_iter):
         free = acta & ~lo & ~up
         ab = torch.where(up, Ufa, 0.0)
@@ -506,7 +629,7 @@ def pdas_dense(
         if store is not None and store.enabled:
             mask0 = store.mask[rows]
             nch = (free ^ mask0).sum(1)
-            lim = torch.clamp(_UPDATE_FRAC * mask0.sum(1), max=_UPDATE_MAX)
+            lim = torch.clamp(frac * mask0.sum(1), max=cap_upd)
             upd = store.has[rows] & (nch <= lim) & (free.sum(1) > 0)
         aF = torch.zeros_like(ab)
         b = torch.zeros(rows.numel(), dtype=dt, device=dev)
@@ -520,7 +643,8 @@ def pdas_dense(
                 free[ui],
                 rhs[ui],
                 c[ui],
-                store.get(rows[ui]),
+                store,
+                rows[ui],
             )
             aF[ui], b[ui] = aU, bU
             upd[ui[~okU]] = False  # refactorised below
