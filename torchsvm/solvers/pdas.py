@@ -47,9 +47,7 @@ _CAP_MULT, _CAP_MIN = 2, 256
 _UPDATE_MAX, _UPDATE_FRAC = 256, 0.125
 # ... on a dense Q (RBF, polynomial): with the border columns L^{-1} b_j and their Gram
 # cached per factor (_FactorStore), an update costs the new columns only, so wider
-# changes pay. S8 RBF (n = 5000, 220 problems), CPU seconds of the solve: 28.4 before
-# the cache; with it 22.6 at (256, 0.125), 19.7 at (512, 0.25), 20.0 at (768, 0.4)
-# (docs/benchmarks.md "Session 8 (RBF)")
+# changes pay (S8 RBF: docs/benchmarks.md "Session 8 (RBF)")
 _UPDATE_MAX_DENSE, _UPDATE_FRAC_DENSE = 512, 0.25
 
 FaceFn = Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]
