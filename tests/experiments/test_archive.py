@@ -174,3 +174,15 @@ def test_cli_report_from_archive_alone(
     )
     assert (again / "config.toml").read_text() == (out / "config.toml").read_text()
     assert main(["--archive", str(archive), "--report-only"]) == 2
+
+
+def test_written_files_get_the_umask_mode_not_private(tmp_path: Path) -> None:
+    import os
+
+    from torchsvm.experiments.report import atomic_write_text
+
+    umask = os.umask(0)
+    os.umask(umask)
+    atomic_write_text(tmp_path / "a.txt", "x")
+    assert (tmp_path / "a.txt").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert (tmp_path / "a.txt").read_text() == "x"

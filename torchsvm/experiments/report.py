@@ -41,6 +41,11 @@ _LABELS = {
 }
 
 
+# the process umask, read once (os.umask can only be read by setting it)
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 def atomic_write(path: str | Path, writer: Callable[[Path], None]) -> None:
     """Call ``writer(tmp_path)`` then move the temporary file onto ``path``."""
     path = Path(path)
@@ -50,6 +55,8 @@ def atomic_write(path: str | Path, writer: Callable[[Path], None]) -> None:
     )
     os.close(fd)
     try:
+        # mkstemp makes the file private (0600); give it the mode a plain open() would
+        os.chmod(tmp, 0o666 & ~_UMASK)
         writer(Path(tmp))
         os.replace(tmp, path)
     except BaseException:
