@@ -90,12 +90,13 @@ def test_update_solve_with_cached_border_columns_matches_a_fresh_factorisation(
 ) -> None:
     # successive faces near one factorised face: the bordered solves reuse the cached
     # L^{-1} b_j columns and their Gram, and must equal the solve from a new Cholesky
-    # factor of each face (the oracle), also for a subset of the store's rows
+    # factor of each face (the oracle), also for subsets of the store's rows (copied
+    # out, or solved with the others as discarded rows)
     from torchsvm.solvers.pdas import _FactorStore, _full_solve, _update_solve
 
     X, y = contract_data(80, 3, seed=3)
     Xt, yt = torch.tensor(X, dtype=dtype), torch.tensor(y, dtype=dtype)
-    n, R = 80, 3
+    n, R = 80, 4
     Q = compute_kernel(Xt, kernel="rbf", gamma=0.5) * yt[:, None] * yt[None, :]
     from torchsvm.solvers.pdas import _gather_face_fn
 
@@ -110,11 +111,12 @@ def test_update_solve_with_cached_border_columns_matches_a_fresh_factorisation(
     _full_solve(face_fn, y_ext, None, free0, rhs, c, 2**30, store, gi)
     free = free0.clone()
     tol = 1e-8 if dtype == torch.float64 else 2e-2
-    for step in range(3):
+    subsets = {1: torch.tensor([0, 2]), 2: torch.tensor([0, 1, 3])}
+    for step in range(4):
         # add a few coordinates, drop a few (some dropped earlier come back)
         flip = torch.rand(R, n, generator=g) < 0.05
         free = free ^ flip
-        rows = gi if step != 1 else torch.tensor([0, 2])
+        rows = subsets.get(step, gi)
         a, b, ok = _update_solve(
             face_fn, y_ext, None, free[rows], rhs[rows], c[rows], store, rows
         )

@@ -49,6 +49,9 @@ _UPDATE_MAX, _UPDATE_FRAC = 256, 0.125
 # cached per factor (_FactorStore), an update costs the new columns only, so wider
 # changes pay (S8 RBF: docs/benchmarks.md "Session 8 (RBF)")
 _UPDATE_MAX_DENSE, _UPDATE_FRAC_DENSE = 512, 0.25
+# an update of at least this fraction of a store's rows runs on all of them: copying the
+# factors of a subset (R f^2 numbers) costs more than the discarded rows' solves
+_FULL_STORE_FRAC = 0.75
 
 FaceFn = Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]
 
@@ -414,6 +417,18 @@ def _update_solve(
     """
     R, n = free.shape
     dt, dev = rhs.dtype, rhs.device
+    if S is None and _FULL_STORE_FRAC * store.R <= R < store.R:
+        # most of the store's rows: solve them all (the others with an empty border
+        # and a zero right-hand side, discarded) rather than copy their factors out
+        full = torch.arange(store.R, device=dev)
+        free_f = store.mask.clone()
+        free_f[gi] = free
+        rhs_f = rhs.new_zeros((store.R, n))
+        rhs_f[gi] = rhs
+        c_f = c.new_zeros(store.R)
+        c_f[gi] = c
+        a, b, ok = _update_solve(face_fn, y_ext, None, free_f, rhs_f, c_f, store, full)
+        return a[gi], b[gi], ok[gi]
     y = y_ext[:n]
     fac = store.get(gi)
     f0 = fac.idx.shape[1]
@@ -424,7 +439,13 @@ def _update_solve(
     ipB, validB = compact_mask(border, m, n)
     isA = torch.gather(torch.nn.functional.pad(add, (0, 1)), 1, ipB)
     ipA = torch.where(isA, ipB, n)  # the added coordinates (drops and padding: n)
-    Ybt, have = store.cached(gi, ipB, validB)  # Y^T: (R, m, f0)
+    # Y^T of the border (R, m + 1, f0): a last zero row for the scatter below
+    Ybx, have = store.cached(
+        gi,
+        torch.nn.functional.pad(ipB, (0, 1), value=n),
+        torch.nn.functional.pad(validB, (0, 1)),
+    )
+    Ybt, have = Ybx[:, :m], have[:, :m]
     need = validB & ~have
     k = int(need.sum(1).max())
     r0 = torch.gather(torch.nn.functional.pad(rhs, (0, 1)), 1, fac.idx) * fac.valid
@@ -446,9 +467,7 @@ def _update_solve(
         )
         Y0 = sol[..., :2]
         Ynt = sol[..., 2:].transpose(1, 2) * validN[:, :, None]  # (R, k, f0)
-        Ybx = torch.nn.functional.pad(Ybt, (0, 0, 0, 1))
         Ybx.scatter_(1, posN[:, :, None].expand(-1, -1, f0), Ynt)
-        Ybt = Ybx[:, :m]
         store.append(gi, ipN, validN, Ynt)
     else:
         Y0 = torch.linalg.solve_triangular(fac.L, R0, upper=False)
@@ -503,6 +522,11 @@ def _update_product(
             dv = torch.gather(diff, 1, ip) * valid
             rows = Q.index_select(0, ip.reshape(-1)).view(v.shape[0], m, n)
             return Qv_prev + torch.bmm(dv[:, None, :], rows)[:, 0]
+        # more changes per row, but in few columns over the batch (a C stage of the RBF
+        # path moves a few hundred bound coordinates of n = 5000): one GEMM over them
+        cols = ch.any(0).nonzero()[:, 0]
+        if cols.numel() <= n // 4:
+            return Qv_prev + diff[:, cols] @ Q.index_select(0, cols)
     return v @ Q
 
 
