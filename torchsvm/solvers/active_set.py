@@ -339,24 +339,41 @@ def active_set_low_rank(
             nof = nfree[fr] == 0
             bf = b[fr]
             if bool(nof.any()):
-                bf = torch.where(nof, optimal_intercept(QA * y, y, Uf, None), bf)
+                ni = nof.nonzero()[:, 0]
+                bf[ni] = optimal_intercept(QA[ni] * y, y, Uf[ni], None)
                 b[fr] = bf
-            g = QA - 1.0 + bf[:, None] * y
-            onface = torch.zeros((fr.numel(), n + 1), dtype=torch.bool, device=dev)
-            onface.scatter_(1, idx[fr], valid[fr])
-            off = ~onface[:, :n] & act[rf]
-            # off the face: at the upper bound (an infinite bound is never reached)
-            # or at 0; v > 0 is the size of a violation of the optimality condition
-            upper = Af >= Uf
-            v = torch.where(upper, g, -g)
-            tg = tgs[fr, None] * eps * (1.0 + QA.abs().amax(1, keepdim=True))
-            viol = off & (v > tg)
-            nviol = viol.sum(1)
+            # (the (R, n) passes below are most of a face minimiser's cost, so they
+            # are few: each full-length temporary is a pass over memory)
+            g = torch.addcmul(QA, bf[:, None], y).sub_(1.0)
+            qmin, qmax = torch.aminmax(QA, dim=1)
+            scale_q = 1.0 + torch.maximum(qmax, -qmin)
+            tg = tgs[fr] * eps * scale_q
             # the face's own residual (zero up to the face solve's rounding)
-            res = torch.where(valid[fr], g.gather(1, idx[fr].clamp_max(n - 1)), 0.0)
-            done_f = (nviol == 0) & (res.abs() <= tg).all(1)
+            idx_f, valid_f = idx[fr], valid[fr]
+            res = torch.where(valid_f, g.gather(1, idx_f.clamp_max(n - 1)), 0.0)
+            # sgn = sign(a - u / 2): +1 at the upper bound, -1 at 0 (also for an
+            # infinite bound, never reached), 0 where u = 0 (a coordinate fixed at 0);
+            # v = sgn g > 0 is the size of a violation of the optimality condition
+            sgn = torch.sub(Af, Uf, alpha=0.5).sign_()
+            # score = v - tg > 0: the coordinate violates; face slots are excluded
+            score = g.mul_(sgn).sub_(tg[:, None])
+            score = torch.nn.functional.pad(score, (0, 1))
+            score.scatter_(1, torch.where(valid_f, idx_f, n), -torch.inf)
+            score = score[:, :n]
+            # free the most violated bound coordinates (at least two: with y^T a = 0
+            # one coordinate alone cannot move off a vertex); after a step blocked at
+            # once, the maximal violating pair of SMO: the most violated coordinate of
+            # each sign of s = y * (descent direction), the direction in which its
+            # move changes y^T a (+1 off the lower bound, -1 off the upper one). A pair
+            # of opposite s can move together on y^T a = 0; a pair picked by class
+            # alone may have equal s and be blocked at once forever
+            m = (cap_face - nfree[fr]).clamp_min(2)
+            mmax = int(min(int(m.max()), n))
+            top_v, top_i = torch.topk(score, max(mmax, 1), dim=1)
+            # no violating coordinate and the face residual at rounding level
+            done_f = (top_v[:, 0] <= 0) & (res.abs() <= tg[:, None]).all(1)
             # the drift of y^T a (rounding) is corrected by the next face solves
-            c_corr[fr] = -(Af * y).sum(1)
+            c_corr[fr] = -(Af @ y)
             if tol is not None and bool(done_f.any()):
                 ci = done_f.nonzero()[:, 0]
                 # the gap at the face's intercept bounds the gap at the optimal one
@@ -376,32 +393,26 @@ def active_set_low_rank(
                     tgs[fr[si_]] = (tgs[fr[si_]] / 30.0).clamp_min(1.0)
                     done_f[si_[~at_min]] = False
             stop[fr] = stop[fr] | done_f
-            # free the most violated bound coordinates (at least two: with y^T a = 0
-            # one coordinate alone cannot move off a vertex); after a step blocked at
-            # once, the maximal violating pair of SMO: the most violated coordinate of
-            # each sign of s = y * (descent direction), the direction in which its
-            # move changes y^T a (+1 off the lower bound, -1 off the upper one). A pair
-            # of opposite s can move together on y^T a = 0; a pair picked by class
-            # alone may have equal s and be blocked at once forever
-            score = torch.where(viol, v, -1.0)
-            m = (cap_face - nfree[fr]).clamp_min(2)
-            mmax = int(min(int(m.max()), n))
-            top_v, top_i = torch.topk(score, mmax, dim=1)
-            take = (top_v > 0) & (torch.arange(mmax, device=dev) < m[:, None])
-            s_pos = (y[None, :] > 0) != upper  # (where it matters: on viol)
-            sp_v, sp_i = torch.where(s_pos, score, -1.0).max(1)
-            sn_v, sn_i = torch.where(~s_pos, score, -1.0).max(1)
-            sgl = single[fr]
-            pair_i = torch.stack([sp_i, sn_i], 1)
-            pair_t = torch.stack([sp_v > 0, sn_v > 0], 1)
+            take = (top_v > 0) & (torch.arange(top_v.shape[1], device=dev) < m[:, None])
             if mmax < 2:
                 top_i = torch.nn.functional.pad(top_i, (0, 2 - mmax), value=0)
                 take = torch.nn.functional.pad(take, (0, 2 - mmax), value=False)
                 mmax = 2
-            pair_i = torch.nn.functional.pad(pair_i, (0, mmax - 2), value=0)
-            pair_t = torch.nn.functional.pad(pair_t, (0, mmax - 2), value=False)
-            new_i = torch.where(sgl[:, None], pair_i, top_i)
-            new_t = torch.where(sgl[:, None], pair_t, take) & ~done_f[:, None]
+            new_i, new_t = top_i, take
+            sgl = single[fr].nonzero()[:, 0]
+            if sgl.numel():
+                # s > 0: off the lower bound with y > 0 or off the upper with y < 0
+                sc_s = score[sgl]
+                s_pos = (sgn[sgl] * y) < 0
+                sp_v, sp_i = torch.where(s_pos, sc_s, -torch.inf).max(1)
+                sn_v, sn_i = torch.where(s_pos, -torch.inf, sc_s).max(1)
+                pair_i = torch.stack([sp_i, sn_i], 1)
+                pair_t = torch.stack([sp_v > 0, sn_v > 0], 1)
+                new_i = new_i.clone()
+                new_t = new_t.clone()
+                new_i[sgl] = torch.nn.functional.pad(pair_i, (0, mmax - 2), value=0)
+                new_t[sgl] = torch.nn.functional.pad(pair_t, (0, mmax - 2), value=False)
+            new_t = new_t & ~done_f[:, None]
             new_idx = (fr, new_i, new_t)
         n_it = n_it + 1
         # a row at its own iteration cap stops unconverged

@@ -28,13 +28,19 @@ import torch
 
 
 def _step_to_boundary(
-    v: torch.Tensor, dv: torch.Tensor, mask: torch.Tensor
+    v: torch.Tensor, dv: torch.Tensor, maskf: torch.Tensor, offf: torch.Tensor
 ) -> torch.Tensor:
-    """Largest ``t`` in ``(0, 1]`` (per row) with ``v + t dv >= 0`` on ``mask``."""
-    # -v / dv where dv < 0 on the mask, +inf elsewhere (v >= 0 on the mask; off it the
-    # numerator is lifted to >= 1 so that 0 / 0 cannot occur)
-    ratio = (v + (~mask).to(v.dtype)) / torch.where(mask & (dv < 0), -dv, 0.0)
-    return ratio.amin(1).clamp_max(1.0)
+    """Largest ``t`` in ``(0, 1]`` (per row) with ``v + t dv >= 0`` where ``maskf`` is 1.
+
+    ``maskf`` is a 0/1 float mask and ``offf = 1 - maskf``. The step is ``-v / dv``
+    over the coordinates with ``dv < 0`` on the mask: ``v / min(dv, -tiny)`` is
+    ``<= 0`` there and ``-huge`` (or ``-inf``) elsewhere (off the mask ``dv`` is
+    zeroed and the numerator lifted to ``>= 1``, so that ``0 / 0`` cannot occur), and
+    the step is minus its maximum. Arithmetic instead of ``torch.where``: on the CPU
+    (torch 2.13) a ``where`` over ``(P, n)`` costs several elementwise products."""
+    tiny = torch.finfo(v.dtype).tiny
+    den = (dv * maskf).clamp_max_(-tiny)
+    return torch.div(v + offf, den).amax(1).neg_().clamp_max_(1.0)
 
 
 def _woodbury_solve(
@@ -46,12 +52,12 @@ def _woodbury_solve(
     return ev - E_inv * (t @ W.T)
 
 
-def _max_step(a, su, z, w, acta, upa, da, dz, dw) -> torch.Tensor:  # noqa: ANN001
+def _max_step(a, su, z, w, acta, upa, nacta, nupa, da, dz, dw) -> torch.Tensor:  # noqa: ANN001
     """Largest step in (0, 1] keeping ``a``, ``u - a``, ``z``, ``w`` nonnegative."""
-    t1 = _step_to_boundary(a, da, acta > 0)
-    t2 = _step_to_boundary(su, -da, upa > 0)
-    t3 = _step_to_boundary(z, dz, acta > 0)
-    t4 = _step_to_boundary(w, dw, upa > 0)
+    t1 = _step_to_boundary(a, da, acta, nacta)
+    t2 = _step_to_boundary(su, -da, upa, nupa)
+    t3 = _step_to_boundary(z, dz, acta, nacta)
+    t4 = _step_to_boundary(w, dw, upa, nupa)
     return torch.minimum(torch.minimum(t1, t2), torch.minimum(t3, t4))
 
 
@@ -166,8 +172,14 @@ def ipm_low_rank(
     rows = torch.arange(P, device=dev)
     A_out, b_out, mu_out = a.clone(), b.clone(), mu.clone()
     Ua, Ufa, upa, acta, Sa = U, Ufin, upf, actf, Sv
+    # 0/1 masks of the coordinates without a (finite) bound: the selections below are
+    # products with 0/1 masks, exact for finite values, rather than ``torch.where``
+    # (several times slower on the CPU over ``(P, n)``; see ``_step_to_boundary``)
+    nacta, nupa = 1.0 - acta, 1.0 - upa
+    big = torch.finfo(dt).max
     for it in range(max_iter):
-        su = torch.where(upa > 0, Ufa - a, 1.0)
+        # u - a on the upper-bounded coordinates, 1 elsewhere (Ufa = 0 there)
+        su = torch.addcmul(nupa, Ufa - a, upa)
         Ha = (a @ W) @ W.T if S is None else (a @ W) @ W.T + Sa * a
         rd = (Ha - 1.0 + b[:, None] * y - z + w) * acta
         rp = (a * y).sum(1)
@@ -193,9 +205,11 @@ def ipm_low_rank(
             rows, a, z, w, b, su, rd, rp, mu = (
                 t[keep] for t in (rows, a, z, w, b, su, rd, rp, mu)
             )
-            Ua, Ufa, upa, acta, Sa = (t[keep] for t in (Ua, Ufa, upa, acta, Sa))
+            Ua, Ufa, upa, acta, Sa, nacta, nupa = (
+                t[keep] for t in (Ua, Ufa, upa, acta, Sa, nacta, nupa)
+            )
         # inverse slacks, zero on fixed coordinates (a = 0 there; su = 1 off the upper set)
-        inv_a = acta / torch.where(acta > 0, a, 1.0)
+        inv_a = acta / (a + nacta)
         inv_su = upa / su
         D = z * inv_a + w * inv_su
         # primal regularisation: free coordinates have D -> 0 and Q is singular
@@ -208,7 +222,7 @@ def ipm_low_rank(
 
         # predictor
         da, db, dz, dw = sysm.direction(-a * z * acta, -su * w * upa)
-        t = _max_step(a, su, z, w, acta, upa, da, dz, dw)
+        t = _max_step(a, su, z, w, acta, upa, nacta, nupa, da, dz, dw)
         a_aff, z_aff, w_aff = (
             a + t[:, None] * da,
             z + t[:, None] * dz,
@@ -223,15 +237,18 @@ def ipm_low_rank(
         rcz = (sm - a * z - da * dz) * acta
         rcw = (sm - su * w + da * dw) * upa
         da, db, dz, dw = sysm.direction(rcz, rcw)
-        t = (0.995 * _max_step(a, su, z, w, acta, upa, da, dz, dw)).clamp_max(1.0)
+        t = (
+            0.995 * _max_step(a, su, z, w, acta, upa, nacta, nupa, da, dz, dw)
+        ).clamp_max(1.0)
         tt = t[:, None]
         a = a + tt * da
         z = (z + tt * dz).clamp_min(tiny)
         w = (w + tt * dw).clamp_min(tiny)
         b = b + t * db
         # stay strictly inside the box in floating point (float32 rounds a onto u)
-        gap_a = 4 * eps * torch.where(upa > 0, Ufa, 1.0 + a)
-        a = torch.where(acta > 0, torch.maximum(a, gap_a), 0.0)
-        a = torch.where(upa > 0, torch.minimum(a, Ufa - gap_a), a)
+        # (Ufa = 0 off the upper set; the products select exactly, values are finite)
+        gap_a = torch.addcmul(Ufa, 1.0 + a, nupa).mul_(4 * eps)
+        a = torch.maximum(a, gap_a).mul_(acta)
+        a = torch.minimum(a, torch.add(Ufa - gap_a, nupa, alpha=big))
     del Ua
     return A_out, b_out, n_iter, mu_out

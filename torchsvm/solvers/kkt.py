@@ -136,7 +136,11 @@ def loss_value(
     """Elementwise primal loss ``l(xi)`` (hinge ``u max(0, xi)`` or Huber with ``s``)."""
     zero = torch.zeros((), dtype=xi.dtype, device=xi.device)
     if S is None:
-        return torch.where(xi > 0, U * xi, zero)
+        # u max(0, xi) without ``torch.where`` (several products' cost on the CPU):
+        # u xi <= 0 where xi <= 0; the NaN of u = inf at xi = 0 is a zero loss
+        return torch.nan_to_num_(
+            (U * xi).clamp_min_(0.0), nan=0.0, posinf=torch.inf, neginf=0.0
+        )
     smooth = S > 0
     t = torch.where(
         smooth,
