@@ -523,10 +523,22 @@ def _update_product(
             rows = Q.index_select(0, ip.reshape(-1)).view(v.shape[0], m, n)
             return Qv_prev + torch.bmm(dv[:, None, :], rows)[:, 0]
         # more changes per row, but in few columns over the batch (a C stage of the RBF
-        # path moves a few hundred bound coordinates of n = 5000): one GEMM over them
-        cols = ch.any(0).nonzero()[:, 0]
-        if cols.numel() <= n // 4:
-            return Qv_prev + diff[:, cols] @ Q.index_select(0, cols)
+        # path moves a few hundred bound coordinates of n = 5000)
+        return Qv_prev + _cols_product(diff, Q)
+    return v @ Q
+
+
+def _cols_product(v: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
+    """``v @ Q`` from the rows of ``Q`` where some row of ``v`` is nonzero.
+
+    With at most ``n / 4`` such columns (the faces of the small ``C`` stages on the RBF
+    path) the rows of ``Q`` they select are copied out and multiplied, which reads
+    less of ``Q`` than the full (memory-bound) product.
+    """
+    n = v.shape[1]
+    cols = (v != 0).any(0).nonzero()[:, 0]
+    if cols.numel() <= n // 4:
+        return v[:, cols] @ Q.index_select(0, cols)
     return v @ Q
 
 
@@ -617,7 +629,7 @@ def pdas_dense(
         Qd = Q
 
         def qmul(v: torch.Tensor) -> torch.Tensor:
-            return v @ Qd
+            return _cols_product(v, Qd)
 
     if face_fn is None:
         if Q is None:
