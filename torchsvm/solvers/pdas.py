@@ -26,7 +26,9 @@ The last iterations of a run change only a few coordinates of the face. A row wh
 face differs from its last factorised face ``F0`` in ``m`` coordinates (``m`` small)
 reuses that factor: the new face system is the system on ``F0`` bordered by the added
 coordinates and by equality constraints that pin the dropped ones, solved through an
-``(m, m)`` Schur complement at ``O(m f^2)`` flops instead of ``f^3 / 3``.
+``(m, m)`` Schur complement at ``O(m f^2)`` flops instead of ``f^3 / 3``. The columns
+``L^{-1} b_j`` of the border and their Gram matrix are kept with the factor, so an
+iteration solves only for the coordinates new to the border (issue 14).
 The method can cycle in rare cases; rows that have not converged within ``max_iter``
 are reported and finished by the caller with another method.
 """
@@ -47,7 +49,7 @@ _CAP_MULT, _CAP_MIN = 2, 256
 _UPDATE_MAX, _UPDATE_FRAC = 256, 0.125
 # ... on a dense Q (RBF, polynomial): with the border columns L^{-1} b_j and their Gram
 # cached per factor (_FactorStore), an update costs the new columns only, so wider
-# changes pay (S8 RBF: docs/benchmarks.md "Session 8 (RBF)")
+# changes pay (S8 RBF, docs/benchmarks.md: "cached border columns in the dense active set")
 _UPDATE_MAX_DENSE, _UPDATE_FRAC_DENSE = 512, 0.25
 # an update of at least this fraction of a store's rows runs on all of them: copying the
 # factors of a subset (R f^2 numbers) costs more than the discarded rows' solves
