@@ -244,3 +244,65 @@ def test_s5c_linear_sparse_and_dense_qps_same_optimum_as_scip() -> None:
     # the floor binds: a floor that every classifier meets gives a lower optimum
     loose = solve_csvm(problem(0.05), cfg)
     assert loose.objective < auto.objective - 1e-3 * abs(auto.objective)
+
+
+def test_floor_rounding_meets_every_floor_with_fewest_ones() -> None:
+    """The rounded z satisfies the model's floor rows; no chosen one can be dropped."""
+    from torchsvm.mip.csvm import floor_rounding
+
+    X, y = make_data(6, n=60)
+    anchor = np.arange(60) >= 20
+    w = np.random.default_rng(0).integers(1, 4, size=60).astype(float)
+    p = CsvmProblem.from_data(
+        X,
+        y,
+        anchor,
+        C=1.0,
+        kernel="rbf",
+        gamma=0.5,
+        min_tpr=0.8,
+        min_tnr=0.6,
+        min_accuracy=0.75,
+        hoeffding_alpha=None,
+        sample_weight=w,
+    )
+    model, layout, _ = build_csvm_model(p)
+    rng = np.random.default_rng(1)
+    x = np.zeros(model.n_cols)
+    x[layout.z] = rng.uniform(size=layout.floor_idx.size)
+    (z,) = floor_rounding(p, layout)(x)
+    floor_rows = model.A.tocsr()[:, layout.z]
+    # the floor rows are the ones whose only columns are z
+    only_z = np.flatnonzero(
+        np.diff(floor_rows.indptr) == np.diff(model.A.tocsr().indptr)
+    )
+    only_z = only_z[np.diff(floor_rows.indptr)[only_z] > 0]
+    assert only_z.size == 3
+    act = floor_rows[only_z] @ z
+    assert np.all(act >= model.row_lower[only_z] - 1e-9)
+    for t in np.flatnonzero(z):
+        z2 = z.copy()
+        z2[t] = 0.0
+        assert np.any(floor_rows[only_z] @ z2 < model.row_lower[only_z] - 1e-9)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_relaxation_rounding_keeps_the_brute_force_optimum(kernel: str) -> None:
+    X, y = make_data(7)
+    anchor = np.arange(20) >= 12
+    p = CsvmProblem.from_data(
+        X,
+        y,
+        anchor,
+        C=5.0,
+        kernel=kernel,
+        gamma=0.5,
+        min_tpr=0.75,
+        min_tnr=0.5,
+        hoeffding_alpha=None,
+    )
+    ref = brute_force_csvm(p, "primal" if kernel == "linear" else "dual")
+    for rounding in (True, False):
+        sol = solve_csvm(p, MipConfig(time_limit=60), round_relaxation=rounding)
+        assert sol.status == "optimal"
+        assert sol.objective == pytest.approx(ref, rel=1e-4, abs=1e-6)

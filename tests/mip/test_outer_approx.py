@@ -331,3 +331,31 @@ def test_master_not_started_when_its_overrun_would_pass_the_limit(
     with pytest.warns(SolverTimeLimitWarning):
         res = oa.run()
     assert res.status is SolveStatus.time_limit
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rounding_heuristic_changes_no_optimum(seed: int) -> None:
+    """Any assignment a rounding proposes (here: infeasible all-ones and all-zeros,
+    and the relaxed point rounded) is only an incumbent candidate: same optimum as
+    brute force, and each proposal is polished once."""
+    model, d = svm_like_model(seed)
+    n_int = int(np.sum(model.integrality))
+    calls: list[int] = []
+
+    def rounding(x: np.ndarray) -> list[np.ndarray]:
+        calls.append(x.size)
+        z = x[model.integrality]
+        return [np.ones(n_int), np.zeros(n_int), np.round(z), np.round(z)]
+
+    res = solve_convex_miqp(model, MipConfig(time_limit=30), rounding=rounding)
+    assert calls == [model.n_cols]
+    assert res.status is SolveStatus.optimal
+    assert res.objective == pytest.approx(brute_force(model), rel=1e-4, abs=1e-6)
+
+
+def test_rounding_of_the_wrong_shape_raises() -> None:
+    model, _ = svm_like_model(0)
+    with pytest.raises(ValueError, match="rounding returned an assignment of shape"):
+        solve_convex_miqp(
+            model, MipConfig(time_limit=30), rounding=lambda x: [np.ones(3)]
+        )
