@@ -824,3 +824,96 @@ def test_auto_leaves_vote_isotonic_out_on_nearly_binary_votes(data: tuple) -> No
     q = many.oob_proba_[np.isfinite(many.oob_proba_)]
     assert np.count_nonzero((q > 0) & (q < 1)) >= 20
     assert "isotonic" in many.calibration_scores_
+
+
+def _cv_sigmoid_losses(m: BootstrapProbabilitySVC, y: np.ndarray) -> dict:
+    """Per-row out-of-fold squared errors of sklearn's Platt on the vote log-odds and
+    on the OOB mean decision value (the folds 'auto' uses)."""
+    from scipy.special import expit
+    from sklearn.calibration import _sigmoid_calibration
+    from sklearn.model_selection import StratifiedKFold
+
+    seen = np.isfinite(m.oob_proba_)
+    p, s = m.oob_proba_[seen], m.oob_decision_[seen]
+    y01 = (y[seen] == m.classes_[1]).astype(float)
+    B = m.counts_.shape[0]
+    ps = (B * p + 0.5) / (B + 1.0)
+    z = 0.5 * np.log(ps / (1.0 - ps))
+    out = {}
+    for key, x in (("sigmoid", z), ("sigmoid:scores", s)):
+        q = np.empty_like(y01)
+        folds = StratifiedKFold(5, shuffle=True, random_state=0)
+        for tr, te in folds.split(x, y01):
+            a, b = _sigmoid_calibration(x[tr], y01[tr])
+            q[te] = expit(-(a * x[te] + b))
+        out[key] = (q - y01) ** 2
+    return out
+
+
+@pytest.mark.parametrize(
+    ("seed", "kernel", "min_pick", "one_se_pick"),
+    [
+        (0, "linear", "votes", "scores"),  # votes lower, by less than one SE
+        (2, "rbf", "votes", "votes"),  # votes lower by more than one SE
+    ],
+)
+def test_one_se_rule_against_sklearn_platt_losses(
+    seed: int, kernel: str, min_pick: str, one_se_pick: str
+) -> None:
+    X, y = make_classification(
+        n_samples=120,
+        n_features=5,
+        n_informative=3,
+        flip_y=0.1,
+        class_sep=0.8,
+        random_state=seed,
+    )
+    kw = dict(
+        C_grid=[0.5, 2.0],
+        n_bootstrap=20,
+        kernel=kernel,
+        random_state=seed,
+        calibration="sigmoid",
+        calibration_input="auto",
+    )
+    lowest = BootstrapProbabilitySVC(**kw).fit(X, y)
+    one_se = BootstrapProbabilitySVC(calibration_rule="one_se", **kw).fit(X, y)
+    ref = _cv_sigmoid_losses(lowest, y)
+    for key, loss in ref.items():
+        assert one_se.calibration_scores_[key] == pytest.approx(loss.mean(), abs=1e-6)
+    d = ref["sigmoid"] - ref["sigmoid:scores"]
+    se = d.std(ddof=1) / np.sqrt(d.size)
+    # the oracle's rule: votes only when more than one SE below the reference
+    assert (d.mean() < -se) == (one_se_pick == "votes")
+    assert (d.mean() < 0) == (min_pick == "votes")
+    assert lowest.calibration_input_ == min_pick
+    assert one_se.calibration_input_ == one_se_pick
+    assert one_se.calibration_ == "sigmoid"
+    np.testing.assert_array_equal(one_se.counts_, lowest.counts_)
+
+
+def test_one_se_rule_keeps_the_reference_on_scores_with_auto_auto(
+    score_models: dict, data: tuple
+) -> None:
+    X, y, Xt, _ = data
+    ref = score_models["auto", "auto"]
+    m = BootstrapProbabilitySVC(
+        C_grid=[0.5, 2.0],
+        n_bootstrap=30,
+        kernel="rbf",
+        random_state=4,
+        calibration="auto",
+        calibration_input="auto",
+        calibration_rule="one_se",
+    ).fit(X, y)
+    assert m.calibration_scores_ == ref.calibration_scores_
+    if (m.calibration_, m.calibration_input_) != ("sigmoid", "scores"):
+        # left the reference: the pick is the argmin and clearly below it
+        assert m.calibration_ == ref.calibration_
+        assert m.calibration_input_ == ref.calibration_input_
+
+
+def test_calibration_rule_is_validated(data: tuple) -> None:
+    X, y, _, _ = data
+    with pytest.raises(ValueError, match="calibration_rule"):
+        BootstrapProbabilitySVC(n_bootstrap=2, calibration_rule="argmin").fit(X, y)

@@ -77,6 +77,19 @@ votes lie strictly inside (0, 1) (``_MIN_INTERIOR_VOTES``): on nearly binary vot
 a step function of two or three levels whose cross-validated MSE is unreliable. An
 explicit ``calibration="isotonic"`` is always fitted.
 
+One-standard-error rule (``calibration_rule="one_se"``; issue 17). With 150-250
+out-of-bag rows the cross-validated MSEs of seven candidates differ by less than their
+noise, and the argmin picks noisily. ``"one_se"`` keeps a reference candidate -- Platt's
+sigmoid (two parameters), on the decision values when they are an input, else on the
+votes (with a named calibrator: that calibrator) -- unless the lowest candidate's mean
+paired difference ``d_i = loss_i(best) - loss_i(ref)`` over the out-of-bag rows is
+more than one standard error ``sd(d) / sqrt(m)`` below zero. This is the one-standard-
+error rule of Hastie, Tibshirani & Friedman (ESL, sec. 7.10) toward the simplest model,
+with two departures: the standard error is that of the paired per-row differences
+(the candidates share folds and rows), not of each candidate's error over folds, and
+"simplest" is the fixed reference above, not an order over all candidates. It is a
+choice among S2's out-of-bag calibrations only; SPEC S2 itself has no calibration step.
+
 Coherence with the calibrated probabilities: ``predict_proba_interval`` maps the
 endpoints of the raw-vote interval through the same calibrator (isotonic and Platt maps
 are monotone, so the interval keeps containing the point estimate; for safety the
@@ -268,6 +281,12 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         where the replicates agree; this departs from S2, whose probability is the vote.
         ``"auto"``: both, chosen by out-of-bag cross-validation. Ignored without
         ``calibration``.
+    calibration_rule : {"min", "one_se"}, default="min"
+        How ``"auto"`` picks among its candidates. ``"min"``: the lowest
+        cross-validated MSE. ``"one_se"``: the reference calibrator (Platt's sigmoid,
+        on the decision values when they are an input) unless the lowest is more than
+        one standard error of the paired per-row differences below it (see the module
+        docstring). Ignored when there is one candidate.
     n_jobs : int or None, default=1
         Ctrl2: parallel processes for the S5c fits of one C value.
     backend : {"local", "ray"}, default="local"
@@ -360,6 +379,7 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         "mip_rel_gap": [Interval(Real, 0.0, None, closed="left")],
         "calibration": [StrOptions({"isotonic", "sigmoid", "beta", "auto"}), None],
         "calibration_input": [StrOptions({"votes", "scores", "auto"})],
+        "calibration_rule": [StrOptions({"min", "one_se"})],
         "n_jobs": [Integral, None],
         "backend": [StrOptions({"local", "ray"})],
         "n_chunks": [Interval(Integral, 1, None, closed="left"), None],
@@ -382,6 +402,7 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         mip_rel_gap: float = 1e-4,
         calibration: str | None = None,
         calibration_input: str = "votes",
+        calibration_rule: str = "min",
         n_jobs: int | None = 1,
         backend: str = "local",
         n_chunks: int | None = None,
@@ -405,6 +426,7 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
         self.mip_rel_gap = mip_rel_gap
         self.calibration = calibration
         self.calibration_input = calibration_input
+        self.calibration_rule = calibration_rule
         self.n_jobs = n_jobs
         self.backend = backend
         self.n_chunks = n_chunks
@@ -811,11 +833,15 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
     ) -> tuple[str | None, str | None]:
         """The lowest out-of-fold MSE on the OOB pairs; ties keep raw votes, then the
         earlier candidate. Isotonic on votes is left out when fewer than
-        ``_MIN_INTERIOR_VOTES`` out-of-bag votes lie strictly inside (0, 1)."""
+        ``_MIN_INTERIOR_VOTES`` out-of-bag votes lie strictly inside (0, 1). With
+        ``calibration_rule="one_se"`` the reference candidate (:func:`_reference`)
+        stays unless the lowest is more than one standard error below it."""
         n_splits = int(min(5, np.bincount(y01.astype(np.intp)).min()))
         scores: dict[str, float] = {}
+        losses: dict[str, np.ndarray] = {}
         if keep_raw:
-            scores["raw"] = float(np.mean((p - y01) ** 2))
+            losses["raw"] = (p - y01) ** 2
+            scores["raw"] = float(np.mean(losses["raw"]))
         interior = int(np.count_nonzero((p > 0.0) & (p < 1.0)))
         cands = [
             (m, src)
@@ -837,12 +863,20 @@ class BootstrapProbabilitySVC(BinaryClassifierMixin, TorchDeviceMixin, BaseEstim
                         continue
                     cal = _CALIBRATORS[m]().fit(x[train], y01[train])
                     q[test] = cal.predict_proba(x[test])[:, 1]
-                scores[_candidate_key(m, src)] = float(np.mean((q - y01) ** 2))
+                key = _candidate_key(m, src)
+                losses[key] = (q - y01) ** 2
+                scores[key] = float(np.mean(losses[key]))
         self.calibration_scores_ = scores
+        ref = _reference(methods, inputs)
         if not scores:  # no cross-validation possible: the first candidate
-            return cands[0]
+            return ref if self.calibration_rule == "one_se" else cands[0]
         order = ["raw"] * keep_raw + [_candidate_key(m, src) for m, src in cands]
         best = min(scores, key=lambda k: (scores[k], order.index(k)))
+        if self.calibration_rule == "one_se":
+            d = losses[best] - losses[_candidate_key(*ref)]
+            se = float(np.std(d, ddof=1) / np.sqrt(d.size)) if d.size > 1 else 0.0
+            if not float(np.mean(d)) < -se:
+                return ref
         if best == "raw":
             return None, None
         return cands[order.index(best) - keep_raw]
@@ -1027,6 +1061,14 @@ _MIN_INTERIOR_VOTES = 20
 def _candidate_key(method: str, source: str) -> str:
     """Key of ``calibration_scores_``: ``"sigmoid"`` (votes), ``"sigmoid:scores"``."""
     return method if source == "votes" else f"{method}:{source}"
+
+
+def _reference(methods: Sequence[str], inputs: Sequence[str]) -> tuple[str, str]:
+    """The candidate ``calibration_rule="one_se"`` keeps unless clearly beaten:
+    Platt's sigmoid when it competes (else the named calibrator), on the decision
+    values when they are an input (two parameters on the input that keeps the ranking)."""
+    method = "sigmoid" if "sigmoid" in methods else methods[0]
+    return method, ("scores" if "scores" in inputs else inputs[0])
 
 
 def _apply_calibrator(calibrator: Any, x: np.ndarray) -> np.ndarray:
