@@ -30,7 +30,8 @@ Algorithm (Duran & Grossmann's outer approximation, disaggregated epigraphs):
    the cutoff ``UB - mip_rel_gap * max(1, |UB|)`` (HiGHS ``objective_bound``) and a
    loose gap: it must either return a new assignment below the cutoff or prove that
    none exists, which proves the incumbent optimal within the tolerance. Masters
-   after the first one with an incumbent run without HiGHS's sub-MIP heuristics and
+   after the first one with an incumbent (every one with an incumbent on models
+   with few integers, ``_PROOF_FIRST_MAX_INT``) run without HiGHS's sub-MIP heuristics and
    reliability branching (``_PROOF_OPTIONS``; they only change the search, not the
    model or what a master proves).
 2. With the integers fixed at the master solution, the convex QP (our dense
@@ -125,15 +126,24 @@ def factor_psd(Q: sp.sparray | np.ndarray, rel_tol: float = 1e-10) -> np.ndarray
 #: Measured on the CSVM benchmark (scripts/bench_mip.py, 1 thread, load ~8-11):
 #: the proof master of linear n = 100 took 0.69 s, 0.58 s of them in 11 sub-MIPs,
 #: and 0.07 s without them; at n = 500 strong branching was 19,696 of its 37,136 LP
-#: iterations. The first master with an incumbent keeps HiGHS's defaults: its
-#: heuristics often find the optimal assignment (linear n = 500: without them the
-#: run took 5 masters instead of 2).
+#: iterations. The first master with an incumbent keeps HiGHS's defaults on models
+#: with more than :data:`_PROOF_FIRST_MAX_INT` integers: its heuristics often find
+#: the optimal assignment (linear n = 500: without them the run took 5 masters
+#: instead of 2).
 _PROOF_OPTIONS: dict[str, float | int | str | bool] = {
     "mip_heuristic_run_rins": False,
     "mip_heuristic_run_rens": False,
     "mip_heuristic_run_root_reduced_cost": False,
     "mip_pscost_minreliable": 0,
 }
+
+#: Models with at most this many integer columns run their first master with an
+#: incumbent in proof mode too. HiGHS's sub-MIPs cost a fixed ~0.2 s there, most of
+#: a sub-second solve, and with the relaxation-rounding incumbent the first master
+#: rarely needs them: CSVM linear n = 100 / 200 (50 / 100 anchors) and RBF n = 100
+#: took about half the time with the same number of rounds, whereas linear n = 500
+#: (250 anchors) took 1.5x longer without them (docs/benchmarks.md, session 8).
+_PROOF_FIRST_MAX_INT = 128
 
 #: Masters with more constraint nonzeros than this, and more than
 #: :data:`_DENSE_ROW_NNZ` per row, are "dense" (e.g. the RBF CSVM in its kernel form,
@@ -658,7 +668,9 @@ class OuterApproximation:
         # prove there is none), so a loose gap suffices; without an incumbent its
         # dual bound is the lower bound and it is solved tightly.
         mcfg = master_cfg if self.best_x is None else replace(config, mip_rel_gap=0.5)
-        if self.best_x is not None and self.rounds >= 1:
+        if self.best_x is not None and (
+            self.rounds >= 1 or self.int_idx.size <= _PROOF_FIRST_MAX_INT
+        ):
             opts = {**(opts or {}), **_PROOF_OPTIONS}
         assert master.A is not None
         if (
