@@ -185,6 +185,10 @@ def _csvm_problem(kernel: str, n: int) -> CsvmProblem:
     )
 
 
+#: --csvm-rounding / --overrun-rounding values -> solve_csvm(round_relaxation=)
+_ROUNDING: dict[str, bool | str] = {"off": False, "on": True, "auto": "auto"}
+
+
 def run_csvm(args: argparse.Namespace, out: Path) -> None:
     jobs = [("linear", n) for n in args.linear_sizes]
     jobs += [("rbf", n) for n in args.rbf_sizes]
@@ -192,11 +196,11 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
         p = _csvm_problem(kernel, n)
         cfg = MipConfig(time_limit=args.csvm_time_limit, mip_rel_gap=1e-4)
         extra: dict[str, Any] = {}
-        roundings = sorted(set(args.csvm_rounding), key=lambda r: r == "on")
+        roundings = sorted(set(args.csvm_rounding), key=list(_ROUNDING).index)
         for rounding in roundings:
-            # "off" first when both: the default ("on") is the row's "ours"
+            # "off" first: the last one (the default, "auto", if given) is "ours"
             t0 = time.perf_counter()
-            sol = solve_csvm(p, cfg, round_relaxation=rounding == "on")
+            sol = solve_csvm(p, cfg, round_relaxation=_ROUNDING[rounding])
             t_ours = time.perf_counter() - t0
             if rounding == "off" and len(roundings) > 1:
                 extra = {
@@ -383,7 +387,7 @@ def run_overrun(args: argparse.Namespace, out: Path) -> None:
         # off: the engine without the relaxation-rounding incumbent, for a
         # before/after comparison in one run
         est_csvm.solve_csvm = functools.partial(
-            solve_csvm, round_relaxation=rounding == "on"
+            solve_csvm, round_relaxation=_ROUNDING[rounding]
         )
         est = ConstrainedSVC(
             C=args.overrun_C,
@@ -446,16 +450,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--csvm-rounding",
         nargs="+",
-        choices=("on", "off"),
-        default=["on"],
-        help="csvm section: 'on off' also times ours without the "
-        "relaxation-rounding incumbent (same run, same SCIP reference)",
+        choices=tuple(_ROUNDING),
+        default=["auto"],
+        help="csvm section: solve_csvm(round_relaxation=) of ours; 'auto off' also "
+        "times ours without the relaxation-rounding incumbent (same run, same SCIP "
+        "reference)",
     )
     ap.add_argument(
         "--overrun-rounding",
         nargs="+",
-        choices=("on", "off"),
-        default=["on"],
+        choices=tuple(_ROUNDING),
+        default=["auto"],
         help="relaxation-rounding incumbent (solve_csvm round_relaxation); "
         "'on off' runs both at each limit",
     )

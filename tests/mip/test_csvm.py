@@ -306,3 +306,12 @@ def test_relaxation_rounding_keeps_the_brute_force_optimum(kernel: str) -> None:
         sol = solve_csvm(p, MipConfig(time_limit=60), round_relaxation=rounding)
         assert sol.status == "optimal"
         assert sol.objective == pytest.approx(ref, rel=1e-4, abs=1e-6)
+
+
+def test_round_relaxation_value_is_checked() -> None:
+    X, y = make_data(0)
+    p = CsvmProblem.from_data(
+        X, y, np.arange(20) >= 13, min_tpr=0.9, hoeffding_alpha=None
+    )
+    with pytest.raises(ValueError, match="round_relaxation must be"):
+        solve_csvm(p, MipConfig(time_limit=10), round_relaxation="yes")
