@@ -139,10 +139,9 @@ _PROOF_OPTIONS: dict[str, float | int | str | bool] = {
 
 #: Models with at most this many integer columns run their first master with an
 #: incumbent in proof mode too. HiGHS's sub-MIPs cost a fixed ~0.2 s there, most of
-#: a sub-second solve, and with the relaxation-rounding incumbent the first master
-#: rarely needs them: CSVM linear n = 100 / 200 (50 / 100 anchors) and RBF n = 100
-#: took about half the time with the same number of rounds, whereas linear n = 500
-#: (250 anchors) took 1.5x longer without them (docs/benchmarks.md, session 8).
+#: a sub-second solve: CSVM linear n = 100 (50 anchors) went from 0.32 s to
+#: 0.11-0.14 s (scripts/bench_mip.py --only csvm, docs/benchmarks.md "Session 8
+#: (MIP)"); linear n = 500 (250 anchors) was slower without them.
 _PROOF_FIRST_MAX_INT = 128
 
 #: Masters with more constraint nonzeros than this, and more than
