@@ -596,8 +596,8 @@ class OuterApproximation:
         Returns the number of fixed-integer QPs run (assignments already polished are
         skipped). With a weak relaxation (big-M) the master may need most of the
         limit before it finds an assignment: German credit's RBF CSVM (900 rows)
-        never finished its first master's root LP in 300 s, and its incumbent stayed
-        the sliding-b start's.
+        never finished its first master's root LP in 300 s, so its incumbent came
+        from the start and one master round.
         """
         if self.rounding is None:
             return 0
