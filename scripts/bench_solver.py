@@ -197,6 +197,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(torchsvm/solvers/smo.py); default: the solver's own rule",
     )
     ap.add_argument(
+        "--ipm-compile",
+        action="store_true",
+        help="SolverConfig.ipm_compile (torch.compile'd interior point); the solve is "
+        "then run twice, the first (with the compilation) timed apart as first_solve",
+    )
+    ap.add_argument(
         "--sklearn-problems",
         type=int,
         default=55,
@@ -235,11 +241,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         kw["tol"] = args.tol
     if args.ipm_after is not None:
         kw["ipm_after"] = args.ipm_after
+    if args.ipm_compile:
+        kw["ipm_compile"] = True
     solver = BoxQpSolver(SolverConfig(**kw), c_path=args.c_path, smo=args.smo)
     sync = torch.cuda.synchronize if prob.device.type == "cuda" else (lambda: None)
     peak = matmul_peak_gflops(prob.dtype, prob.device)
     solver(prob.select(slice(0, 1)))  # warm-up (excluded): kernels, allocator
     sync()
+    first = None
+    if args.ipm_compile:
+        # the compilation depends on the shapes: a full solve first, timed apart
+        t0, c0 = time.perf_counter(), time.process_time()
+        solver(prob)
+        sync()
+        first = (time.perf_counter() - t0, time.process_time() - c0)
     phases: dict[str, list[float]] = {}
     if args.phases:
         _time_phases(phases, sync)
@@ -300,6 +315,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "method": args.method,
         "ipm_after": solver.config.ipm_after,
         "c_path": args.c_path,
+        "ipm_compile": args.ipm_compile,
+        # with --ipm-compile: the first full solve (compilation included; CPU seconds
+        # of this process only, the compiler's worker processes are not counted)
+        "first_solve_s": None if first is None else round(first[0], 3),
+        "first_solve_cpu_s": None if first is None else round(first[1], 3),
         "smo": args.smo,
         "P": P,
         "n": n,
@@ -355,6 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if gflops is not None:
         msg += f"; GEMM {gflops:.1f} GFLOP/s of a {peak:.1f} GFLOP/s matmul peak"
+    if first is not None:
+        msg += f"; first solve (with compilation) {first[0]:.1f} s wall"
     if phases:
         msg += "; phases " + ", ".join(
             f"{k} {v[0]:.2f} s ({v[1]} calls)" for k, v in phases.items()

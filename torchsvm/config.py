@@ -91,6 +91,11 @@ class SolverConfig:
     ipm_tol : float
         Relative complementarity / residual at which the interior-point iterate is
         rounded to the box and handed to the polish.
+    ipm_compile : bool
+        Run the interior point's iterations through ``torch.compile`` (fused
+        elementwise passes, :func:`torchsvm.solvers.ipm.ipm_low_rank`). Off by default:
+        the compilation takes tens of seconds to minutes per process, more than a
+        typical solve; falls back to the uncompiled path with a warning.
     rho : float or None
         Initial ADMM penalty (None: mean diagonal of ``Q``); adapted per problem.
     relaxation : float
@@ -117,6 +122,7 @@ class SolverConfig:
     ipm_admm_max_n: int = 2000
     pdas_max_iter: int = 40
     ipm_tol: float = 1e-9
+    ipm_compile: bool = False
     rho: float | None = None
     relaxation: float = 1.6
     memory_bytes: int | None = None

@@ -633,7 +633,9 @@ class BoxQpSolver:
         cfg = self.config
         y, U, S = prob.y, prob.U, prob.S
         W = F.low_rank()
-        a, _, n_iter, _ = ipm_low_rank(W, y, U, S, tol=cfg.ipm_tol)
+        a, _, n_iter, _ = ipm_low_rank(
+            W, y, U, S, tol=cfg.ipm_tol, compile=cfg.ipm_compile
+        )
         fin = torch.isfinite(U)
         r = a / torch.where(fin & (U > 0), U, 1.0)
         A0 = torch.where(r < 1e-6, 0.0, torch.where(fin & (r > 1 - 1e-6), U, a))

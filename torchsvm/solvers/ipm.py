@@ -22,6 +22,7 @@ gap is the certificate (:func:`torchsvm.solvers.kkt.duality_gap`).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -92,6 +93,151 @@ class _Newton:
         return da, db, dz, dw
 
 
+def _factor(
+    E_inv: torch.Tensor, WW: torch.Tensor, lower: torch.Tensor, k: int
+) -> torch.Tensor:
+    """Cholesky factors of ``I + W^T diag(E_inv) W`` per row from the packed ``WW``."""
+    Mflat = E_inv @ WW  # (P, k(k+1)/2)
+    M = torch.zeros((E_inv.shape[0], k * k), dtype=E_inv.dtype, device=E_inv.device)
+    M = M.index_copy(1, lower, Mflat).view(-1, k, k)
+    M = M + torch.eye(k, dtype=M.dtype, device=M.device)
+    return torch.linalg.cholesky(M)
+
+
+def _residuals(a, z, w, b, W, y, Ufa, upa, acta, nupa, Sa, m, tol, has_s):  # noqa: ANN001, ANN202
+    """Slack ``u - a``, dual and primal residuals, mean complementarity and the rows
+    that have converged (relative to the row's scale)."""
+    # u - a on the upper-bounded coordinates, 1 elsewhere (Ufa = 0 there)
+    su = torch.addcmul(nupa, Ufa - a, upa)
+    Ha = (a @ W) @ W.T + Sa * a if has_s else (a @ W) @ W.T
+    rd = (Ha - 1.0 + b[:, None] * y - z + w) * acta
+    rp = (a * y).sum(1)
+    comp = (a * z).sum(1) + (su * w * upa).sum(1)
+    mu = comp / m
+    scale = 1.0 + Ha.abs().amax(1)
+    done = (
+        (mu <= tol * scale)
+        & (rd.abs().amax(1) <= tol * scale)
+        & (rp.abs() <= tol * (1.0 + a.abs().sum(1)))
+    )
+    return su, rd, rp, mu, done
+
+
+def _newton_step(  # noqa: ANN202
+    a,
+    z,
+    w,
+    b,
+    su,
+    rd,
+    rp,
+    mu,
+    W,
+    WW,
+    lower,
+    y,
+    Ufa,
+    upa,
+    acta,
+    nacta,
+    nupa,
+    Sa,
+    m,
+    reg,  # noqa: ANN001
+):
+    """One Mehrotra predictor-corrector step; returns the new ``a, z, w, b``."""
+    dt = a.dtype
+    eps, tiny, big = torch.finfo(dt).eps, torch.finfo(dt).tiny, torch.finfo(dt).max
+    # inverse slacks, zero on fixed coordinates (a = 0 there; su = 1 off the upper set)
+    inv_a = acta / (a + nacta)
+    inv_su = upa / su
+    D = z * inv_a + w * inv_su
+    # primal regularisation: free coordinates have D -> 0 and Q is singular
+    E_inv = acta / torch.maximum(Sa + D, reg)
+    L = _factor(E_inv, WW, lower, W.shape[1])
+    Ainv_y = _woodbury_solve(W, L, E_inv, y.expand_as(a))
+    yAy = (y * Ainv_y).sum(1)
+
+    sysm = _Newton(W, L, E_inv, inv_a, inv_su, acta, rd, rp, y, Ainv_y, yAy, z, w)
+
+    # predictor
+    da, db, dz, dw = sysm.direction(-a * z * acta, -su * w * upa)
+    t = _max_step(a, su, z, w, acta, upa, nacta, nupa, da, dz, dw)
+    a_aff, z_aff, w_aff = (
+        a + t[:, None] * da,
+        z + t[:, None] * dz,
+        w + t[:, None] * dw,
+    )
+    mu_aff = (
+        (a_aff * z_aff).sum(1) + ((su - t[:, None] * da) * w_aff * upa).sum(1)
+    ) / m
+    sigma = (mu_aff / mu.clamp_min(1e-300)).clamp(0.0, 1.0) ** 3
+    sm = (sigma * mu)[:, None]
+    # corrector
+    rcz = (sm - a * z - da * dz) * acta
+    rcw = (sm - su * w + da * dw) * upa
+    da, db, dz, dw = sysm.direction(rcz, rcw)
+    t = (0.995 * _max_step(a, su, z, w, acta, upa, nacta, nupa, da, dz, dw)).clamp_max(
+        1.0
+    )
+    tt = t[:, None]
+    a = a + tt * da
+    z = (z + tt * dz).clamp_min(tiny)
+    w = (w + tt * dw).clamp_min(tiny)
+    b = b + t * db
+    # stay strictly inside the box in floating point (float32 rounds a onto u)
+    # (Ufa = 0 off the upper set; the products select exactly, values are finite)
+    gap_a = torch.addcmul(Ufa, 1.0 + a, nupa).mul_(4 * eps)
+    a = torch.maximum(a, gap_a).mul_(acta)
+    a = torch.minimum(a, torch.add(Ufa - gap_a, nupa, alpha=big))
+    return a, z, w, b
+
+
+_COMPILED: tuple | None = None
+
+
+def _compiled() -> tuple:
+    """``torch.compile``d :func:`_residuals` and :func:`_newton_step` (built once).
+
+    Inductor fuses each function's elementwise passes and reductions over ``(P, n)``
+    into a few loops (C++/OpenMP on the CPU, Triton on CUDA); the GEMMs and the
+    Cholesky calls stay ATen calls. The batch dimension becomes dynamic after its first
+    change (rows leave as they converge), so a solve compiles a few times at most."""
+    global _COMPILED
+    if _COMPILED is None:
+        _COMPILED = (
+            torch.compile(_residuals, dynamic=None),
+            torch.compile(_newton_step, dynamic=None),
+        )
+    return _COMPILED
+
+
+def _with_fallback(compiled, eager):  # noqa: ANN001, ANN202
+    """Call ``compiled``; if compiling or running it fails, warn once and use ``eager``
+    for the rest of the process (the step functions are pure, so a retry is safe)."""
+
+    def call(*args):  # noqa: ANN002, ANN202
+        global _COMPILE_FAILED
+        if not _COMPILE_FAILED:
+            try:
+                return compiled(*args)
+            except Exception as exc:  # noqa: BLE001 - any compiler / toolchain failure
+                _COMPILE_FAILED = True
+                warnings.warn(
+                    "ipm_low_rank(compile=True): torch.compile failed "
+                    f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+                    "using the uncompiled interior point",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+        return eager(*args)
+
+    return call
+
+
+_COMPILE_FAILED = False
+
+
 def ipm_low_rank(
     W: torch.Tensor,
     y: torch.Tensor,
@@ -101,6 +247,7 @@ def ipm_low_rank(
     tol: float = 1e-10,
     max_iter: int = 60,
     a0: torch.Tensor | None = None,
+    compile: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Solve every row's box-constrained dual by a batched interior-point method.
 
@@ -120,6 +267,11 @@ def ipm_low_rank(
     max_iter : int
     a0 : tensor of shape (P, n), optional
         Ignored beyond its support: interior-point methods start from the centre.
+    compile : bool
+        Run each iteration's residuals and Newton step through ``torch.compile``
+        (fused elementwise passes; same method, iterates equal to rounding). The first
+        solves of a process pay the compilation (tens of seconds to minutes on a
+        loaded CPU); if it fails, a ``RuntimeWarning`` and the uncompiled path.
 
     Returns
     -------
@@ -154,19 +306,10 @@ def ipm_low_rank(
     # factorisation reads only the lower triangle, so the upper one is never filled
     lower = (iu[1] * k + iu[0]).contiguous()
 
-    def factor(E_inv: torch.Tensor) -> torch.Tensor:
-        Mflat = E_inv @ WW  # (P, k(k+1)/2)
-        M = torch.zeros((E_inv.shape[0], k * k), dtype=dt, device=dev)
-        M.index_copy_(1, lower, Mflat)
-        M = M.view(-1, k, k)
-        M.diagonal(dim1=1, dim2=2).add_(1.0)
-        return torch.linalg.cholesky(M)
-
     qdiag = (W * W).sum(1)
     eps = torch.finfo(dt).eps
     reg = max(1e-11, 1e3 * eps) * max(1.0, float(qdiag.max()))
     tol = max(tol, 100 * eps)
-    tiny = torch.finfo(dt).tiny
     n_iter = torch.zeros(P, dtype=torch.long, device=dev)
     mu = torch.zeros(P, dtype=dt, device=dev)
     rows = torch.arange(P, device=dev)
@@ -176,22 +319,25 @@ def ipm_low_rank(
     # products with 0/1 masks, exact for finite values, rather than ``torch.where``
     # (several times slower on the CPU over ``(P, n)``; see ``_step_to_boundary``)
     nacta, nupa = 1.0 - acta, 1.0 - upa
-    big = torch.finfo(dt).max
+    resid, newton = _residuals, _newton_step
+    if compile:
+        if hasattr(torch, "compile"):
+            c_resid, c_newton = _compiled()
+            resid = _with_fallback(c_resid, _residuals)
+            newton = _with_fallback(c_newton, _newton_step)
+        else:
+            warnings.warn(
+                "ipm_low_rank(compile=True): this torch has no torch.compile; "
+                "using the uncompiled interior point",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    # tensors, not Python floats: a compiled step would specialise on their values
+    reg_t = torch.tensor(reg, dtype=dt, device=dev)
+    tol_t = torch.tensor(tol, dtype=dt, device=dev)
     for it in range(max_iter):
-        # u - a on the upper-bounded coordinates, 1 elsewhere (Ufa = 0 there)
-        su = torch.addcmul(nupa, Ufa - a, upa)
-        Ha = (a @ W) @ W.T if S is None else (a @ W) @ W.T + Sa * a
-        rd = (Ha - 1.0 + b[:, None] * y - z + w) * acta
-        rp = (a * y).sum(1)
-        comp = (a * z).sum(1) + (su * w * upa).sum(1)
-        mrow = m[rows]
-        mu = comp / mrow
-        # convergence per row, relative to the row's scale
-        scale = 1.0 + Ha.abs().amax(1)
-        done = (
-            (mu <= tol * scale)
-            & (rd.abs().amax(1) <= tol * scale)
-            & (rp.abs() <= tol * (1.0 + a.abs().sum(1)))
+        su, rd, rp, mu, done = resid(
+            a, z, w, b, W, y, Ufa, upa, acta, nupa, Sa, m[rows], tol_t, S is not None
         )
         n_iter[rows] = it
         if bool(done.any()) or it == max_iter - 1:
@@ -208,47 +354,27 @@ def ipm_low_rank(
             Ua, Ufa, upa, acta, Sa, nacta, nupa = (
                 t[keep] for t in (Ua, Ufa, upa, acta, Sa, nacta, nupa)
             )
-        # inverse slacks, zero on fixed coordinates (a = 0 there; su = 1 off the upper set)
-        inv_a = acta / (a + nacta)
-        inv_su = upa / su
-        D = z * inv_a + w * inv_su
-        # primal regularisation: free coordinates have D -> 0 and Q is singular
-        E_inv = acta / (Sa + D).clamp_min(reg)
-        L = factor(E_inv)
-        Ainv_y = _woodbury_solve(W, L, E_inv, y.expand_as(a))
-        yAy = (y * Ainv_y).sum(1)
-
-        sysm = _Newton(W, L, E_inv, inv_a, inv_su, acta, rd, rp, y, Ainv_y, yAy, z, w)
-
-        # predictor
-        da, db, dz, dw = sysm.direction(-a * z * acta, -su * w * upa)
-        t = _max_step(a, su, z, w, acta, upa, nacta, nupa, da, dz, dw)
-        a_aff, z_aff, w_aff = (
-            a + t[:, None] * da,
-            z + t[:, None] * dz,
-            w + t[:, None] * dw,
+        a, z, w, b = newton(
+            a,
+            z,
+            w,
+            b,
+            su,
+            rd,
+            rp,
+            mu,
+            W,
+            WW,
+            lower,
+            y,
+            Ufa,
+            upa,
+            acta,
+            nacta,
+            nupa,
+            Sa,
+            m[rows],
+            reg_t,
         )
-        mu_aff = (
-            (a_aff * z_aff).sum(1) + ((su - t[:, None] * da) * w_aff * upa).sum(1)
-        ) / m[rows]
-        sigma = (mu_aff / mu.clamp_min(1e-300)).clamp(0.0, 1.0) ** 3
-        sm = (sigma * mu)[:, None]
-        # corrector
-        rcz = (sm - a * z - da * dz) * acta
-        rcw = (sm - su * w + da * dw) * upa
-        da, db, dz, dw = sysm.direction(rcz, rcw)
-        t = (
-            0.995 * _max_step(a, su, z, w, acta, upa, nacta, nupa, da, dz, dw)
-        ).clamp_max(1.0)
-        tt = t[:, None]
-        a = a + tt * da
-        z = (z + tt * dz).clamp_min(tiny)
-        w = (w + tt * dw).clamp_min(tiny)
-        b = b + t * db
-        # stay strictly inside the box in floating point (float32 rounds a onto u)
-        # (Ufa = 0 off the upper set; the products select exactly, values are finite)
-        gap_a = torch.addcmul(Ufa, 1.0 + a, nupa).mul_(4 * eps)
-        a = torch.maximum(a, gap_a).mul_(acta)
-        a = torch.minimum(a, torch.add(Ufa - gap_a, nupa, alpha=big))
     del Ua
     return A_out, b_out, n_iter, mu_out
