@@ -39,7 +39,9 @@ def test_floors_hold_on_anchor_set(kernel: str) -> None:
     clf.fit(X, y)
     assert list(clf.classes_) == ["ok", "sick"]
     assert clf.status_ == "optimal"
-    assert clf.mip_gap_ <= 1e-4
+    # the outer approximation's gap test has a float slack (a master proving nothing
+    # below the cutoff UB - 1e-4 |UB| leaves a gap of 1e-4 up to rounding)
+    assert clf.mip_gap_ <= 1e-4 * (1 + 1e-9)
     assert clf.achieved_rates_["tpr"] >= clf.floors_["tpr"]
     J = clf.anchor_mask_
     pred = clf.predict(X[J])
