@@ -57,6 +57,12 @@ class SolverConfig:
     ----------
     tol : float
         Target relative duality gap ``(primal - dual) / max(1, |primal|)`` per problem.
+        float32 problems: rows whose float32 gap stays above ``tol`` (the default is
+        at or below what float32 arithmetic can certify, about ``eps n C |K|``) are
+        solved again in float64 from the float32 iterate and certified by the float64
+        gap; their ``alpha`` is returned rounded to float32, whose own gap can be up to
+        about ``1e-5`` (measured 1.5e-6 on SPEC S8's tiny RBF batch; docs/benchmarks.md,
+        "float32 at the default tolerance").
     max_iter : int
         Iteration cap per problem (ADMM iterations, or gradient steps in the fallback).
     check_every : int

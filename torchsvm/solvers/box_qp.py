@@ -28,6 +28,9 @@ another. The methods, one module each:
   each warm-started from the most similar problem of the previous stage.
 - :mod:`torchsvm.solvers.admm` (``admm``): ADMM on the factor
   (:mod:`torchsvm.solvers.factor`); the fallback for rows the others cannot certify.
+  float32 batches do not fall back to float32 ADMM: a gap near the default ``tol`` is
+  below what float32 can certify, so those rows are solved again in float64 from the
+  float32 iterate (``_refine_float64``).
 - :mod:`torchsvm.solvers.fista` (``fista``): when ``n`` is too large to factorise, FISTA
   on kernel blocks.
 
@@ -415,9 +418,12 @@ class BoxQpSolver:
         rho = torch.zeros(P, dtype=dt, device=dev)
         out = [A, b_opt, status, n_iter, primal, dual, rel, rho]
         if bool((status != _OPT).any()):
-            self._admm_rest(
-                prob, factor or build_factor(prob, cfg.eig_rel_tol), out, "pdas"
-            )
+            if dt != torch.float64:
+                self._refine_float64(prob, out, "pdas")
+            else:
+                self._admm_rest(
+                    prob, factor or build_factor(prob, cfg.eig_rel_tol), out, "pdas"
+                )
         return tuple(out)
 
     def _ipm_chunked(
@@ -573,15 +579,59 @@ class BoxQpSolver:
         out: list[torch.Tensor],
         name: str,
     ) -> None:
-        """Finish the uncertified rows of ``out`` (solver outputs) with ADMM, in place."""
+        """Finish the uncertified rows of ``out`` (solver outputs) with ADMM, in place
+        (float32 problems: :meth:`_refine_float64` instead)."""
         bad = (out[2] != _OPT).nonzero()[:, 0]
         if bad.numel() == 0:
+            return
+        if prob.dtype != torch.float64:
+            self._refine_float64(prob, out, name)
             return
         logger.info(
             "%s: %d of %d problems handed to ADMM", name, bad.numel(), prob.n_problems
         )
         sub = admm(prob.select(bad.cpu()), F, self.config, out[0][bad])
         _replace_rows(out, bad, sub, out[3][bad])
+
+    def _refine_float64(
+        self, prob: BatchedSvmProblem, out: list[torch.Tensor], name: str
+    ) -> None:
+        """Solve the uncertified rows of a float32 batch again in float64, in place.
+
+        A relative gap near ``tol = 1e-7`` (or ``1e-5``) is at or below what float32
+        arithmetic can certify: the rounding error of the gap's own terms is about
+        ``eps n C |K|``, and float32 ADMM stagnates there for minutes (docs/
+        benchmarks.md, "float32 at the default tolerance"). The rows are solved in
+        float64 on the same (float32-valued) data, warm-started from the float32
+        iterate, and certified by the float64 gap; ``alpha`` is returned rounded to
+        float32, with the float64 intercept, objectives and gap.
+        """
+        bad = (out[2] != _OPT).nonzero()[:, 0]
+        if bad.numel() == 0:
+            return
+        logger.info(
+            "%s: %d of %d float32 problems not certified at tol=%g; refined in float64",
+            name,
+            bad.numel(),
+            prob.n_problems,
+            self.config.tol,
+        )
+        sub = prob.select(bad.cpu()).to(dtype=torch.float64)
+        solver = BoxQpSolver(self.config, c_path=self.c_path, smo=self.smo)
+        sol = solver(sub, init=out[0][bad].to(torch.float64))
+        vals = (
+            sol.alpha,
+            sol.b,
+            sol.status,
+            sol.n_iter,
+            sol.primal,
+            sol.dual,
+            sol.duality_gap,
+            sol.rho,
+        )
+        dt = out[0].dtype
+        res = tuple(v if not v.is_floating_point() else v.to(dt) for v in vals)
+        _replace_rows(out, bad, res, out[3][bad])
 
     def _ipm(
         self, prob: BatchedSvmProblem, F: SharedFactor
