@@ -168,6 +168,21 @@ def run_fs60(args: argparse.Namespace, out: Path) -> None:
     )
 
 
+def _versions() -> dict[str, str]:
+    """Solver package versions: the masters' search (and so the number of outer-
+    approximation rounds) changes between HiGHS releases (docs/benchmarks.md,
+    "Linear n = 500")."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for pkg in ("highspy", "pyscipopt", "scipy", "numpy", "torch"):
+        try:
+            found[pkg] = version(pkg)
+        except PackageNotFoundError:
+            found[pkg] = "absent"
+    return found
+
+
 def _csvm_problem(kernel: str, n: int) -> CsvmProblem:
     rng = np.random.default_rng(n)
     X = rng.normal(size=(n, 5))
@@ -523,9 +538,10 @@ def main(argv: list[str] | None = None) -> int:
             "argv": sys.argv if argv is None else argv,
             "cpus": os.cpu_count(),
             "loadavg": os.getloadavg(),
+            "versions": _versions(),
         },
     )
-    print(f"load average {os.getloadavg()}; writing {out}", flush=True)
+    print(f"load average {os.getloadavg()}; {_versions()}; writing {out}", flush=True)
     sections = {
         "fs60": run_fs60,
         "csvm": run_csvm,
