@@ -27,13 +27,11 @@ Algorithm (Duran & Grossmann's outer approximation, disaggregated epigraphs):
 1. Master MILP over ``(x, r, t)``: ``min c x + sum_k t_k + offset`` with the tangent cuts
    ``t_k >= 0.5 rho_k^2 + rho_k (r_k - rho_k)`` at every cut point ``rho``; its proven
    dual bound is a lower bound ``LB``. Once an incumbent ``UB`` exists the master gets
-   the cutoff ``UB - mip_rel_gap * max(1, |UB|)`` (HiGHS ``objective_bound``) and a
-   loose gap: it must either return a new assignment below the cutoff or prove that
-   none exists, which proves the incumbent optimal within the tolerance. Masters
-   after the first one with an incumbent (every one with an incumbent on models
-   with few integers, ``_PROOF_FIRST_MAX_INT``) run without HiGHS's sub-MIP heuristics and
-   reliability branching (``_PROOF_OPTIONS``; they only change the search, not the
-   model or what a master proves).
+   the cutoff ``UB - mip_rel_gap * max(1, |UB|)`` (HiGHS ``objective_bound``), the
+   same tight gap, and runs without HiGHS's sub-MIP heuristics and reliability
+   branching (``_PROOF_OPTIONS``; they only change the search, not the model or what
+   a master proves): it returns the master's best assignment below the cutoff, or
+   proves that none exists, which proves the incumbent optimal within the tolerance.
 2. With the integers fixed at the master solution, the convex QP (our dense
    interior point :func:`torchsvm.mip.qp_ipm.solve_qp_ipm`, or the HiGHS QP on the lifted model) gives a
    feasible point: upper bound ``UB`` and incumbent; cuts are added at the QP solution
@@ -119,30 +117,24 @@ def factor_psd(Q: sp.sparray | np.ndarray, rel_tol: float = 1e-10) -> np.ndarray
     return V[:, keep] * np.sqrt(w[keep])
 
 
-#: HiGHS options of the masters after the first one with an incumbent ("proof
-#: mode"). Such a master either finds an assignment below the cutoff, usually near
-#: the incumbent, or proves that none exists; HiGHS's sub-MIP heuristics (RINS, RENS,
-#: root reduced cost) and its reliability strong branching mostly add time there.
-#: Measured on the CSVM benchmark (scripts/bench_mip.py, 1 thread, load ~8-11):
-#: the proof master of linear n = 100 took 0.69 s, 0.58 s of them in 11 sub-MIPs,
-#: and 0.07 s without them; at n = 500 strong branching was 19,696 of its 37,136 LP
-#: iterations. The first master with an incumbent keeps HiGHS's defaults on models
-#: with more than :data:`_PROOF_FIRST_MAX_INT` integers: its heuristics often find
-#: the optimal assignment (linear n = 500: without them the run took 5 masters
-#: instead of 2).
+#: HiGHS options of every master with an incumbent ("proof mode"). Such a master
+#: either finds an assignment below the cutoff or proves that none exists; HiGHS's
+#: sub-MIP heuristics (RINS, RENS, root reduced cost) and its reliability strong
+#: branching mostly add time there. Measured on the CSVM benchmark
+#: (scripts/bench_mip.py, 1 thread, load ~8-11): the proof master of linear n = 100
+#: took 0.69 s, 0.58 s of them in 11 sub-MIPs, and 0.07 s without them; at n = 500
+#: strong branching was 19,696 of its 37,136 LP iterations. These masters also keep
+#: the tight gap: with a loose one (0.5, stop at the first assignment below the
+#: cutoff) and the first of them with HiGHS's heuristics, linear n = 500 took 4
+#: masters and 8.9 s under highspy 1.16.0, whose masters separate no root cuts, and
+#: 2 masters under 1.15.1; tight and in proof mode it takes 1 master, 2.3 s
+#: (docs/benchmarks.md, "Linear n = 500").
 _PROOF_OPTIONS: dict[str, float | int | str | bool] = {
     "mip_heuristic_run_rins": False,
     "mip_heuristic_run_rens": False,
     "mip_heuristic_run_root_reduced_cost": False,
     "mip_pscost_minreliable": 0,
 }
-
-#: Models with at most this many integer columns run their first master with an
-#: incumbent in proof mode too. HiGHS's sub-MIPs cost a fixed ~0.2 s there, most of
-#: a sub-second solve: CSVM linear n = 100 (50 anchors) went from 0.32 s to
-#: 0.11-0.14 s (scripts/bench_mip.py --only csvm, docs/benchmarks.md "Session 8
-#: (MIP)"); linear n = 500 (250 anchors) was slower without them.
-_PROOF_FIRST_MAX_INT = 128
 
 #: Masters with more constraint nonzeros than this, and more than
 #: :data:`_DENSE_ROW_NNZ` per row, are "dense" (e.g. the RBF CSVM in its kernel form,
@@ -662,31 +654,18 @@ class OuterApproximation:
             # Only assignments beating the incumbent by the tolerance matter: the
             # cutoff prunes the master's tree; "none left" proves the gap closed.
             cutoff = self.ub - tol * max(1.0, abs(self.ub))
-            opts = {"objective_bound": cutoff, "mip_heuristic_effort": 0.0}
-        # With the cutoff the master only has to find an assignment below it (or
-        # prove there is none), so a loose gap suffices; without an incumbent its
-        # dual bound is the lower bound and it is solved tightly.
-        mcfg = master_cfg if self.best_x is None else replace(config, mip_rel_gap=0.5)
-        if self.best_x is not None and (
-            self.rounds >= 1 or self.int_idx.size <= _PROOF_FIRST_MAX_INT
-        ):
-            opts = {**(opts or {}), **_PROOF_OPTIONS}
+            opts = {
+                "objective_bound": cutoff,
+                "mip_heuristic_effort": 0.0,
+                **_PROOF_OPTIONS,
+            }
         assert master.A is not None
         if (
             master.A.nnz > _DENSE_MASTER_NNZ
             and master.A.nnz > _DENSE_ROW_NNZ * master.A.shape[0]
         ):
             opts = {**(opts or {}), **_DENSE_OPTIONS}
-        mres = self._run_master(master, mcfg, opts)
-        if (
-            mcfg is not master_cfg
-            and mres.x is not None
-            and mres.objective >= cutoff
-            and mres.bound < cutoff
-            and self.remaining() > 0
-        ):
-            # only a solution above the cutoff came back: settle this round tightly
-            mres = self._run_master(master, master_cfg, opts)
+        mres = self._run_master(master, master_cfg, opts)
         self.rounds += 1
         return mres, cutoff
 
