@@ -51,7 +51,10 @@ def _assert_same_figures(a: object, b: object, path: str = "figures") -> None:
         for i, (x, y) in enumerate(zip(a, b)):
             _assert_same_figures(x, y, f"{path}[{i}]")
     elif isinstance(a, float) and isinstance(b, float):
-        assert b == pytest.approx(a, rel=1e-12, abs=1e-15, nan_ok=True), path
+        # a duality gap at rounding level (1e-15) is all summation order: its last
+        # bits, not 1e-12 of it, are what a thread count changes
+        tiny = 1e-12 if path.rsplit(".", 1)[-1].endswith("gap") else 1e-15
+        assert b == pytest.approx(a, rel=1e-12, abs=tiny, nan_ok=True), path
     else:
         assert a == b, path
 
