@@ -33,6 +33,7 @@ import numpy as np
 from torchsvm.config import load_config
 from torchsvm.experiments import probabilities as proto
 from torchsvm.experiments.runner import load_fold_data
+from torchsvm.metrics import summarize_probabilities
 
 #: rows of the table: the experiment's out-of-bag rows plus the other single
 #: calibrators, so that votes and decision values are compared calibrator by calibrator
@@ -50,7 +51,16 @@ CALIBRATIONS = {
         "calibration_rule": "one_se",
     },
 }
-ROWS = ("bootstrap_ensemble", *CALIBRATIONS, "platt")
+#: rows that read Platt's single SVM as well as the ensemble (``_hybrid_rows``): the
+#: full-data SVM at ``C_{r*}`` (Platt's refit) with an out-of-bag sigmoid, and
+#: combinations of Platt with the ensemble's out-of-bag Platt on decision values
+HYBRIDS = (
+    "full_svm_oob_mean_sigmoid",
+    "full_svm_oob_pooled_sigmoid",
+    "blend_platt_oob_score_sigmoid",
+    "stack_platt_oob_score",
+)
+ROWS = ("bootstrap_ensemble", *CALIBRATIONS, *HYBRIDS, "platt")
 #: diagnostic, not a method: Platt's sigmoid of the ensemble's mean decision value fitted
 #: on the test fold itself (through the logit of oob_score_sigmoid's held-out
 #: probabilities, an affine map of that value, so the fit is the same). How low a sigmoid
@@ -70,10 +80,96 @@ def _test_fold_sigmoid(p_score_sigmoid: list[float], y: list[int]) -> float:
     return float(np.mean((q - y01) ** 2))
 
 
-def run_fold(cfg, dataset: str, kernel: str, fold: int) -> dict:
+#: blend weights searched by ``blend_platt_oob_score_sigmoid``
+BLEND_GRID = np.linspace(0.0, 1.0, 21)
+
+
+def _hybrid_rows(
+    boot, platt, A_tr: np.ndarray, y_tr: np.ndarray, A_te: np.ndarray
+) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """Held-out P(+|x) of the rows in ``HYBRIDS``; nothing here reads the test labels.
+
+    ``f`` is Platt's SVM refitted on all training rows at ``C_{r*}``
+    (``platt.estimator_``), ``F[b, i]`` replicate ``b``'s score at ``C_{r*}`` on
+    training row ``i`` and ``O[b, i]`` whether ``i`` is out of bag for ``b``.
+
+    - ``full_svm_oob_mean_sigmoid``: Platt's sigmoid fitted on the out-of-bag mean
+      ``mean_{b: O[b, i]} F[b, i]`` (one pair per row), applied to ``f(x)``: Platt's
+      ranking with the ensemble's calibration set instead of 5 inner folds.
+    - ``full_svm_oob_pooled_sigmoid``: the same on every out-of-bag pair
+      ``(F[b, i], y_i)``, each weighted ``1 / #{b: O[b, i]}`` so that every row counts
+      once: single-replicate scores, whose spread is a single SVM's, not the mean's.
+    - ``blend_platt_oob_score_sigmoid``: ``w P_platt + (1 - w) P_oob``, with ``P_oob``
+      the ensemble's out-of-bag Platt on the mean decision value (the row
+      ``oob_score_sigmoid``) and ``w`` in ``BLEND_GRID`` minimising the Brier score of
+      the same blend of the training rows' held-out probabilities (Platt's calibrator
+      on its inner out-of-fold scores, the ensemble's on the out-of-bag mean).
+    - ``stack_platt_oob_score``: a logistic regression (unpenalised, on Platt's
+      regularised targets) of ``y`` on Platt's inner out-of-fold score and the
+      out-of-bag mean decision value, applied to ``(f(x), s(x))``.
+
+    Returns the rows and the chosen blend weight / stacking coefficients.
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    from torchsvm.estimators.calibration import PlattCalibrator
+
+    y_pm = np.where(y_tr == boot.classes_[1], 1, -1)
+    y01 = (y_pm > 0).astype(np.float64)
+    O = boot.counts_ == 0  # (B, n)
+    n_oob = O.sum(0)
+    seen = n_oob > 0
+    F = boot.bootstrap_decision_function(A_tr)  # (B, n) at C_{r*}
+    m = np.where(O, F, 0.0).sum(0)[seen] / n_oob[seen]
+    f_te = platt.decision_function(A_te)
+    out: dict[str, np.ndarray] = {}
+    info: dict[str, float] = {}
+    cal = PlattCalibrator().fit(m, y01[seen])
+    out["full_svm_oob_mean_sigmoid"] = cal.predict_proba(f_te)[:, 1]
+    w_pool = np.broadcast_to(1.0 / np.maximum(n_oob, 1), O.shape)[O]
+    y_pool = np.broadcast_to(y01, O.shape)[O]
+    cal = PlattCalibrator().fit(F[O], y_pool, sample_weight=w_pool)
+    out["full_svm_oob_pooled_sigmoid"] = cal.predict_proba(f_te)[:, 1]
+    # the ensemble's out-of-bag Platt on decision values, on training and test rows
+    boot.set_params(calibration="sigmoid", calibration_input="scores")
+    boot._fit_calibration(y_pm)
+    q_tr, q_te = boot.oob_calibrated_proba_, boot.predict_proba(A_te)[:, 1]
+    boot.set_params(calibration=None, calibration_input="votes")
+    boot._fit_calibration(y_pm)
+    p_tr = platt.calibrator_.predict_proba(platt.oof_decision_)[:, 1]
+    p_te = platt.predict_proba(A_te)[:, 1]
+    ok = np.isfinite(q_tr)
+    brier = [
+        float(np.mean((w * p_tr[ok] + (1.0 - w) * q_tr[ok] - y01[ok]) ** 2))
+        for w in BLEND_GRID
+    ]
+    w = float(BLEND_GRID[int(np.argmin(brier))])
+    out["blend_platt_oob_score_sigmoid"] = w * p_te + (1.0 - w) * q_te
+    info["blend_weight_platt"] = w
+    Z_tr = np.column_stack([platt.oof_decision_, boot.oob_decision_])[ok]
+    Z_te = np.column_stack([f_te, boot.mean_decision_function(A_te)])
+    # Platt's regularised targets (t+ = (N+ + 1) / (N+ + 2), t- = 1 / (N- + 2)) as
+    # two weighted copies of each row, so separable folds keep finite coefficients
+    yk = y01[ok]
+    n_pos, n_neg = float(yk.sum()), float(yk.size - yk.sum())
+    t = np.where(yk > 0, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    lr = LogisticRegression(C=np.inf, max_iter=1000).fit(
+        np.vstack([Z_tr, Z_tr]),
+        np.r_[np.ones(yk.size), np.zeros(yk.size)],
+        sample_weight=np.r_[t, 1.0 - t],
+    )
+    out["stack_platt_oob_score"] = lr.predict_proba(Z_te)[:, 1]
+    info["stack_coef_platt"], info["stack_coef_oob"] = map(float, lr.coef_[0])
+    return out, info
+
+
+def run_fold(
+    cfg, dataset: str, kernel: str, fold: int, dump: Path | None = None
+) -> dict:
     """One unit's bootstrap fit, out-of-bag rows and Platt (as ``run_unit``)."""
     d = load_fold_data(cfg, dataset, fold)
     t0 = time.perf_counter()
+    models: dict = {}
     res = proto._fit_unit(
         d["X_train"],
         np.asarray(d["y_train"]),
@@ -83,7 +179,39 @@ def run_fold(cfg, dataset: str, kernel: str, fold: int) -> dict:
         cfg,
         seed=cfg.protocol.seed * 1000 + int(fold),
         oob_calibrations=CALIBRATIONS,
+        models=models,
     )
+    y_te = np.asarray(res["pred"]["y"])
+    hyb, info = _hybrid_rows(
+        models["bootstrap"],
+        models["calibrated_svm"],
+        d["X_train"],
+        np.asarray(d["y_train"]),
+        d["X_test"],
+    )
+    if dump is not None:
+        boot = models["bootstrap"]
+        platt = models["calibrated_svm"]
+        dump.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(
+            dump / f"{dataset}_{kernel}_{fold}.npz",
+            y_tr=np.asarray(d["y_train"]),
+            y_te=y_te,
+            positive=boot.classes_[1],
+            counts=boot.counts_.astype(np.int16),
+            weights=boot.weights_,
+            used=boot._used,
+            best_index=boot.best_index_,
+            scores_tr=boot._grid_scores(d["X_train"]).astype(np.float32),
+            scores_te=boot._grid_scores(d["X_test"]).astype(np.float32),
+            platt_oof=platt.oof_decision_,
+            platt_tr=platt.decision_function(d["X_train"]),
+            platt_te=platt.decision_function(d["X_test"]),
+            platt_a_b=[platt.calibrator_.a_, platt.calibrator_.b_],
+        )
+    for meth, p in hyb.items():
+        summ = summarize_probabilities(y_te, np.clip(p, 0.0, 1.0))
+        res["metrics"][meth] = summ
     return {
         "dataset": dataset,
         "kernel": kernel,
@@ -91,6 +219,7 @@ def run_fold(cfg, dataset: str, kernel: str, fold: int) -> dict:
         "mse": {m: res["metrics"][m]["mse"] for m in ROWS},
         "auc": {m: res["metrics"][m]["auc"] for m in ROWS},
         "choice": res["oob_calibration_choice"],
+        "hybrid_info": info,
         DIAGNOSTIC: _test_fold_sigmoid(
             res["pred"]["oob_score_sigmoid"], res["pred"]["y"]
         ),
@@ -165,6 +294,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--jsonl", type=Path, default=None, help="per-fold results (resume)"
     )
+    ap.add_argument(
+        "--dump",
+        type=Path,
+        default=None,
+        help="also save each fold's scores (every kept C and replicate, training and "
+        "test rows), draw counts and Platt's scores as DIR/<dataset>_<kernel>_<fold>.npz",
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     cfg = load_config(args.config, [*args.set, "probabilities.baselines=['platt']"])
@@ -178,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for k in args.folds:
                 if (ds, kernel, k) in have:
                     continue
-                r = run_fold(cfg, ds, kernel, k)
+                r = run_fold(cfg, ds, kernel, k, args.dump)
                 done.append(r)
                 print(
                     f"{ds}/{kernel}/fold {k}: {r['seconds']:.1f} s, MSE "

@@ -155,11 +155,15 @@ def _fit_unit(
     cfg: ExperimentConfig,
     seed: int,
     oob_calibrations: dict[str, dict[str, str]] | None = None,
+    models: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Fit every method on one preprocessed training fold; held-out probabilities.
 
     ``oob_calibrations`` (default :data:`OOB_CALIBRATIONS`) names the out-of-bag
     calibrated rows read from the one bootstrap fit (method -> parameters).
+    ``models``, if given, receives the fitted ``"bootstrap"`` ensemble (uncalibrated)
+    and, when a calibration baseline ran, the ``"calibrated_svm"`` (the first
+    baseline's :class:`CalibratedSVC`), for checks that read more than the rows.
 
     Returns
     -------
@@ -275,6 +279,10 @@ def _fit_unit(
             pred["klr_cv"] = klr_cv.fit(A_tr, y_tr).predict_proba(A_te)[:, 1].tolist()
         warn_log += [f"{w.category.__name__}: {w.message}" for w in caught]
         seconds["klr_cv"] = time.perf_counter() - t0
+    if models is not None:
+        models["bootstrap"] = boot
+        if calib:
+            models["calibrated_svm"] = cal
     metrics = {m: summarize_probabilities(y_te, np.asarray(p)) for m, p in pred.items()}
     return {
         "metrics": metrics,
