@@ -58,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         "--backend",
         choices=["local", "ray"],
         default="local",
-        help="run the units here, one after another, or as Ray tasks",
+        help="run the units on this machine (in --workers processes) or as Ray tasks",
     )
     p.add_argument(
         "--address",
@@ -68,7 +68,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--workers",
         type=int,
-        help="CPUs of the local Ray instance (default: all of this machine's)",
+        help="local backend: worker processes, one torch thread each (default: one "
+        "per CPU core for the main job's folds, else 1: the units one after another "
+        "in this process); ray backend: CPUs of the local Ray instance (default: all "
+        "of this machine's)",
     )
     p.add_argument(
         "--report-only",
@@ -192,7 +195,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     from tqdm.contrib.logging import logging_redirect_tqdm
 
     from torchsvm.exceptions import TorchSvmError
-    from torchsvm.experiments.runner import RunFolderError, run_experiment
+    from torchsvm.experiments.runner import (
+        RunFolderError,
+        default_local_workers,
+        get_protocol,
+        run_experiment,
+    )
+
+    workers = args.workers
+    if workers is None and args.backend == "local" and not args.report_only:
+        workers = default_local_workers(
+            cfg, len(get_protocol(cfg.experiment).units(cfg))
+        )
 
     bar = _ProgressBar(disable=args.no_progress)
     try:
@@ -204,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 out,
                 backend=args.backend,
                 address=args.address,
-                num_workers=args.workers,
+                num_workers=workers,
                 progress=bar,
                 command="python -m torchsvm.train " + shlex.join(argv),
                 execute=not args.report_only,

@@ -159,3 +159,64 @@ def test_folder_grows_by_kernels_and_keeps_its_units(tmp_path: Path) -> None:
             ),
             tmp_path,
         )
+
+
+def _flat(x, prefix=""):  # noqa: ANN001, ANN202
+    if isinstance(x, dict):
+        return {
+            k2: v for k, v in x.items() for k2, v in _flat(v, f"{prefix}/{k}").items()
+        }
+    if isinstance(x, list):
+        return {
+            k2: v
+            for i, v in enumerate(x)
+            for k2, v in _flat(v, f"{prefix}[{i}]").items()
+        }
+    return {prefix: x}
+
+
+@pytest.mark.slow
+def test_worker_processes_give_the_figures_of_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = load_config(TINY, FAST)
+    one = run_experiment(cfg, tmp_path / "a")
+    two = run_experiment(cfg, tmp_path / "b", num_workers=2)
+    assert two.n_resumed == 0 and not two.failures
+    assert list(two.results) == list(one.results)  # unit order, not finish order
+    a, b = _flat(one.report["figures"]), _flat(two.report["figures"])
+    assert a.keys() == b.keys()
+    for k in a:
+        if isinstance(a[k], float):
+            # one torch thread per worker: equal up to the rounding of the thread count
+            assert b[k] == pytest.approx(a[k], rel=1e-6, abs=1e-9), k
+        else:
+            assert b[k] == a[k], k
+    assert len(list((tmp_path / "b" / "units").rglob("*.json"))) == 3
+    # a unit that raises in a worker is reported; the others finish
+    real = main_job.run_unit
+
+    def flaky(cfg, unit):  # noqa: ANN001, ANN202
+        if unit.params["fold"] == 2:
+            raise ValueError("worker unit failed on purpose")
+        return real(cfg, unit)
+
+    monkeypatch.setattr(main_job, "run_unit", flaky)
+    res = run_experiment(cfg, tmp_path / "c", num_workers=2)
+    assert res.failures == {
+        "breast_cancer/fold_02": "ValueError: worker unit failed on purpose"
+    }
+    assert set(res.results) == {"breast_cancer/fold_00", "breast_cancer/fold_01"}
+
+
+def test_default_local_workers() -> None:
+    from torchsvm.experiments.runner import default_local_workers
+
+    cores = len(os.sched_getaffinity(0))
+    # the main job's folds: one worker per core, at most one per unit
+    assert default_local_workers(load_config(TINY, FAST), 3) == min(cores, 3)
+    assert default_local_workers(load_config(TINY, FAST), 1) == 1
+    assert default_local_workers(load_config(TINY, [*FAST, "device=cuda"]), 3) == 1
+    # other protocols: one after another in this process
+    csvm = load_config(ROOT / "configs" / "csvm-tiny.toml", [])
+    assert default_local_workers(csvm, 10) == 1

@@ -30,7 +30,8 @@ A run folder is scratch space; ``archive=`` keeps a committed copy of its units 
 with it (:mod:`torchsvm.experiments.archive`), so a run continues on another machine.
 
 Every file is written atomically (a temporary file in the same folder, then
-``os.replace``). Backends: ``local`` runs the units one after another in this process;
+``os.replace``). Backends: ``local`` runs the units one after another in this process,
+or in ``num_workers`` forked worker processes with one torch thread each;
 ``ray`` runs them as Ray tasks (a local Ray instance, or the cluster at ``address``),
 one CPU per task and ``num_gpus`` per task when the device is cuda. Both call the same
 ``run_unit``, so the same config gives the same figures.
@@ -323,11 +324,90 @@ OnDone = Callable[[Unit, str, Any, float], None]
 
 
 def _execute_local(
-    cfg: ExperimentConfig, units: Sequence[Unit], on_done: OnDone
+    cfg: ExperimentConfig, units: Sequence[Unit], on_done: OnDone, workers: int = 1
 ) -> None:
+    if workers > 1 and len(units) > 1:
+        _execute_processes(cfg, units, on_done, min(workers, len(units)))
+        return
+    if workers > 1:
+        # one unit left: here, but with the workers' single thread, so that its
+        # figures do not depend on how many units were pending (thread counts change
+        # the rounding of reductions)
+        import torch
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            for unit in units:
+                on_done(unit, *_run_unit_safely(cfg, unit))
+        finally:
+            torch.set_num_threads(threads)
+        return
     for unit in units:
         status, payload, seconds = _run_unit_safely(cfg, unit)
         on_done(unit, status, payload, seconds)
+
+
+def _init_worker() -> None:
+    """A unit worker runs one torch thread: the workers share the cores."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _execute_processes(
+    cfg: ExperimentConfig, units: Sequence[Unit], on_done: OnDone, workers: int
+) -> None:
+    """The units in ``workers`` forked processes, one torch thread each.
+
+    The workers are forked from this process, so they start with its modules loaded
+    (no second import of torch and scikit-learn) and see the same protocol functions.
+    One thread per worker also keeps a forked child off an OpenMP thread pool its
+    parent may have started. Results come back in the order the units finish;
+    :func:`run_experiment` reports them in unit order. A worker that dies (killed,
+    out of memory) fails its unit and the units not started yet.
+    """
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    ctx = mp.get_context("fork")
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker) as ex:
+        futs = {ex.submit(_run_unit_safely, cfg, u): u for u in units}
+        for fut in as_completed(futs):
+            unit = futs[fut]
+            try:
+                status, payload, seconds = fut.result()
+            except BrokenProcessPool as exc:
+                msg = str(exc).splitlines()[0] if str(exc) else ""
+                status, payload, seconds = (
+                    "error",
+                    f"{type(exc).__name__}: {msg}".rstrip(": "),
+                    float("nan"),
+                )
+            on_done(unit, status, payload, seconds)
+
+
+def default_local_workers(cfg: ExperimentConfig, n_units: int) -> int:
+    """Worker processes of the local backend when none are asked for.
+
+    One per usable CPU core (at most one per unit) for protocols whose units are small
+    and many (``PARALLEL_UNITS = True`` in the protocol module: the main job's folds),
+    on the CPU; else 1 (the units run in this process, one after another).
+    """
+    import os
+    import sys
+
+    protocol = get_protocol(cfg.experiment)
+    if not getattr(protocol, "PARALLEL_UNITS", False) or cfg.device != "cpu":
+        return 1
+    if not sys.platform.startswith("linux"):
+        return 1  # the workers are forked
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, n_units))
 
 
 def _execute_ray(
@@ -391,7 +471,10 @@ def run_experiment(
     address : str, optional
         Ray cluster address (``ray`` backend); None starts a local instance.
     num_workers : int, optional
-        CPUs of a local Ray instance (None: all of this machine's).
+        ``local``: worker processes (forked, one torch thread each; None or 1: the
+        units run in this process, one after another; see
+        :func:`default_local_workers`). ``ray``: CPUs of a local Ray instance (None:
+        all of this machine's).
     num_gpus : float
         GPUs per Ray task when ``cfg.device == "cuda"``.
     progress : callable, optional
@@ -497,7 +580,7 @@ def run_experiment(
         if backend == "ray":
             _execute_ray(cfg, pending, on_done, address, num_workers, num_gpus)
         else:
-            _execute_local(cfg, pending, on_done)
+            _execute_local(cfg, pending, on_done, num_workers or 1)
     if out is not None and not failures and execute:
         (out / "failures.json").unlink(missing_ok=True)
     n_pending = 0 if execute else len(pending)
