@@ -148,6 +148,7 @@ def run_once(train_args: Sequence[str], out_dir: Path, repo: Path) -> dict[str, 
         rec["runner_seconds_total"] = meta.get("seconds_total")
         rec["seconds_per_unit"] = meta.get("seconds_per_unit")
         rec["n_threads"] = meta.get("n_threads")
+        rec["n_workers"] = meta.get("n_workers")
     if proc.returncode != 0:
         rec["stderr_tail"] = proc.stderr[-2000:]
     rec["stdout_tail"] = proc.stdout[-1500:]

@@ -183,6 +183,8 @@ def test_worker_processes_give_the_figures_of_one_process(
     one = run_experiment(cfg, tmp_path / "a")
     two = run_experiment(cfg, tmp_path / "b", num_workers=2)
     assert two.n_resumed == 0 and not two.failures
+    assert two.report["meta"]["n_workers"] == 2
+    assert one.report["meta"]["n_workers"] == 1
     assert list(two.results) == list(one.results)  # unit order, not finish order
     a, b = _flat(one.report["figures"]), _flat(two.report["figures"])
     assert a.keys() == b.keys()

@@ -595,6 +595,9 @@ def run_experiment(
         "meta": {
             "fingerprint": fp,
             "backend": backend,
+            # local: worker processes (1: units in the driver process; with more, each
+            # unit ran on one torch thread); ray: the local instance's CPUs (None: all)
+            "n_workers": num_workers if backend == "ray" else max(1, num_workers or 1),
             "device": cfg.device,
             "n_units": total,
             "n_resumed": n_resumed,
