@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import rankdata
 
 from torchsvm.config import load_config
 from torchsvm.experiments import probabilities as proto
@@ -103,7 +104,9 @@ def _hybrid_rows(
       the ensemble's out-of-bag Platt on the mean decision value (the row
       ``oob_score_sigmoid``) and ``w`` in ``BLEND_GRID`` minimising the Brier score of
       the same blend of the training rows' held-out probabilities (Platt's calibrator
-      on its inner out-of-fold scores, the ensemble's on the out-of-bag mean).
+      on its inner out-of-fold scores, the ensemble's on the out-of-bag mean). This is
+      ``BootstrapProbabilitySVC(calibration="sigmoid", calibration_input="scores",
+      blend_platt="oob")`` with ``random_state`` the fold's seed (same probabilities).
     - ``stack_platt_oob_score``: a logistic regression (unpenalised, on Platt's
       regularised targets) of ``y`` on Platt's inner out-of-fold score and the
       out-of-bag mean decision value, applied to ``(f(x), s(x))``.
@@ -271,6 +274,29 @@ def _table(rows: list[dict], folds: Sequence[int]) -> list[str]:
             L.append(
                 f"- {kernel}, {meth}: lower MSE than Platt on {beat} of {len(ds_k)}, "
                 f"improves or keeps the raw ensemble on {keep} of {len(ds_k)}"
+            )
+    L.append("")
+    for kernel in sorted({k for k, _ in keys}):
+        ds_k = [ds for k, ds in keys if k == kernel]
+        ranks = np.mean(
+            [rankdata([means[kernel, d]["mse"][m] for m in ROWS]) for d in ds_k],
+            axis=0,
+        )
+        L.append(
+            f"- {kernel}, average MSE rank among these {len(ROWS)} rows over "
+            f"{len(ds_k)} datasets (1 = lowest, ties averaged): "
+            + ", ".join(
+                f"{m} {r:.2f}" for m, r in sorted(zip(ROWS, ranks), key=lambda x: x[1])
+            )
+        )
+    L.append("")
+    for kernel, ds in keys:
+        sel = [r for r in rows if r["kernel"] == kernel and r["dataset"] == ds]
+        w = [r["hybrid_info"]["blend_weight_platt"] for r in sel if "hybrid_info" in r]
+        if w:
+            L.append(
+                f"- blend_platt_oob_score_sigmoid on {kernel}/{ds}: Platt's weight "
+                f"mean {np.mean(w):.2f} (min {min(w):.2f}, max {max(w):.2f})"
             )
     L.append("")
     for meth in ("oob_vote_auto", "oob_auto_votes_or_scores", "oob_auto_one_se"):

@@ -917,3 +917,94 @@ def test_calibration_rule_is_validated(data: tuple) -> None:
     X, y, _, _ = data
     with pytest.raises(ValueError, match="calibration_rule"):
         BootstrapProbabilitySVC(n_bootstrap=2, calibration_rule="argmin").fit(X, y)
+
+
+# ------------------------------------------------------------- blend with Platt
+@pytest.fixture(scope="module")
+def blend_models(data: tuple) -> dict:
+    X, y, _, _ = data
+    kw = dict(
+        C_grid=[0.5, 2.0],
+        n_bootstrap=20,
+        kernel="rbf",
+        random_state=4,
+        calibration="sigmoid",
+        calibration_input="scores",
+        tol=1e-10,
+    )
+    out = {"ensemble": BootstrapProbabilitySVC(**kw).fit(X, y)}
+    for w in ("oob", 0.0, 1.0):
+        out[w] = BootstrapProbabilitySVC(blend_platt=w, **kw).fit(X, y)
+    return out
+
+
+@pytest.mark.slow
+def test_blend_platt_is_sklearn_platt_blended_with_the_calibrated_ensemble(
+    blend_models: dict, data: tuple
+) -> None:
+    from scipy.special import expit
+    from sklearn.calibration import CalibratedClassifierCV, _sigmoid_calibration
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    X, y, Xt, _ = data
+    ens, m = blend_models["ensemble"], blend_models["oob"]
+    # the ensemble and its out-of-bag calibration are untouched by the blend
+    np.testing.assert_array_equal(m.counts_, ens.counts_)
+    np.testing.assert_allclose(m.oob_calibrated_proba_, ens.oob_calibrated_proba_)
+    # oracle: scikit-learn's Platt (libsvm SVC at the best C and gamma_, sigmoid on
+    # out-of-fold decision values over the same shuffled stratified folds, refit)
+    cv = StratifiedKFold(n_splits=5, shuffle=True, random_state=4)
+    svc = SVC(C=m.best_C_, kernel="rbf", gamma=m.gamma_, tol=1e-10)
+    ref = CalibratedClassifierCV(svc, method="sigmoid", cv=cv, ensemble=False)
+    p_platt = ref.fit(X, y).predict_proba(Xt)[:, 1]
+    np.testing.assert_allclose(m.platt_.predict_proba(Xt)[:, 1], p_platt, atol=1e-6)
+    # the weight: the grid point with the lowest Brier score of the blended
+    # held-out training probabilities (Platt's out-of-fold, the ensemble's out-of-bag)
+    y01 = (y == m.classes_[1]).astype(float)
+    oof = cross_val_predict(svc, X, y, cv=cv, method="decision_function")
+    a, b = _sigmoid_calibration(oof, y01)
+    p_tr = expit(-(a * oof + b))
+    q_tr = ens.oob_calibrated_proba_
+    ok = np.isfinite(q_tr)
+    grid = np.linspace(0.0, 1.0, 21)
+    brier = np.array(
+        [np.mean((w * p_tr[ok] + (1 - w) * q_tr[ok] - y01[ok]) ** 2) for w in grid]
+    )
+    np.testing.assert_allclose(m.blend_scores_, brier, atol=1e-6)
+    w = m.blend_weight_
+    assert w in grid and brier[grid == w][0] <= brier.min() + 1e-6
+    q_te = ens.predict_proba(Xt)[:, 1]
+    np.testing.assert_allclose(
+        m.predict_proba(Xt)[:, 1], w * p_platt + (1 - w) * q_te, atol=1e-6
+    )
+
+
+@pytest.mark.slow
+def test_blend_platt_fixed_weights_and_intervals(
+    blend_models: dict, data: tuple
+) -> None:
+    _, _, Xt, _ = data
+    ens = blend_models["ensemble"]
+    zero, one = blend_models[0.0], blend_models[1.0]
+    assert zero.blend_weight_ == 0.0 and one.blend_weight_ == 1.0
+    np.testing.assert_allclose(zero.predict_proba(Xt), ens.predict_proba(Xt))
+    np.testing.assert_allclose(one.predict_proba(Xt), one.platt_.predict_proba(Xt))
+    m = blend_models["oob"]
+    p = m.predict_proba(Xt)
+    assert ((p >= 0) & (p <= 1)).all() and np.allclose(p.sum(1), 1.0)
+    np.testing.assert_array_equal(m.predict(Xt), m.classes_[np.argmax(p, 1)])
+    lo, hi = m.predict_proba_interval(Xt, level=0.9)
+    assert ((lo <= p[:, 1] + 1e-12) & (p[:, 1] <= hi + 1e-12)).all()
+    # Platt's part is a point: the interval is the ensemble's, shrunk by 1 - w
+    lo0, hi0 = ens.predict_proba_interval(Xt, level=0.9)
+    np.testing.assert_allclose(hi - lo, (1 - m.blend_weight_) * (hi0 - lo0), atol=1e-12)
+    assert ens.platt_ is None and ens.blend_weight_ == 0.0
+
+
+def test_blend_platt_is_not_defined_with_a_tpr_target(data: tuple) -> None:
+    X, y, _, _ = data
+    m = BootstrapProbabilitySVC(
+        C_grid=[1.0], n_bootstrap=5, blend_platt=0.5, target_tpr=0.9, random_state=0
+    )
+    with pytest.raises(ValueError, match="blend_platt"):
+        m.fit(X, y)
