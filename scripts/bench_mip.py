@@ -13,7 +13,9 @@ Sections (each prints one line per instance and appends a JSON line to
   (d = 5, half the rows anchors, C = n, TPR floor 0.9 without Hoeffding margin),
   linear n = 100..1000 and RBF (gamma 0.2) n <= 300: time to proven optimum of
   :func:`~torchsvm.mip.csvm.solve_csvm` (S1 start included) vs SCIP on the same MIQP.
-  Target ratio ours / SCIP <= 0.5.
+  Target ratio ours / SCIP <= 0.5. ``--csvm-local-search off auto`` also times ours
+  without the swap local search (``solve_csvm(local_search=)``), alternately with
+  it, ``--csvm-repeats`` times each (ours = the median), against one SCIP solve.
 - ``wisconsin``: feature selection on Wisconsin (398 training rows: stratified 70 %,
   ``random_state=0``, standardised), floors 0.85 with Hoeffding alpha 0.05, both
   engines with the same time limit (300 s). Target: our proven gap <= SCIP's.
@@ -212,17 +214,40 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
         cfg = MipConfig(time_limit=args.csvm_time_limit, mip_rel_gap=1e-4)
         extra: dict[str, Any] = {}
         roundings = sorted(set(args.csvm_rounding), key=list(_ROUNDING).index)
-        for rounding in roundings:
-            # "off" first: the last one (the default, "auto", if given) is "ours"
-            t0 = time.perf_counter()
-            sol = solve_csvm(p, cfg, round_relaxation=_ROUNDING[rounding])
-            t_ours = time.perf_counter() - t0
-            if rounding == "off" and len(roundings) > 1:
-                extra = {
-                    "off_time": t_ours,
-                    "off_status": str(getattr(sol.status, "value", sol.status)),
-                    "off_obj": sol.objective,
-                }
+        searches = sorted(set(args.csvm_local_search), key=list(_ROUNDING).index)
+        ls_runs: dict[str, list[dict[str, Any]]] = {v: [] for v in searches}
+        for _rep in range(args.csvm_repeats):
+            for search in searches:
+                # alternately; the last setting (the default, "auto") is "ours"
+                for rounding in roundings:
+                    # "off" first: the last one (the default, "auto") is "ours"
+                    t0 = time.perf_counter()
+                    sol = solve_csvm(
+                        p,
+                        cfg,
+                        round_relaxation=_ROUNDING[rounding],
+                        local_search=_ROUNDING[search],
+                    )
+                    t_ours = time.perf_counter() - t0
+                    if rounding == "off" and len(roundings) > 1:
+                        extra = {
+                            "off_time": t_ours,
+                            "off_status": str(getattr(sol.status, "value", sol.status)),
+                            "off_obj": sol.objective,
+                        }
+                ls_runs[search].append(
+                    {
+                        "time": t_ours,
+                        "status": str(getattr(sol.status, "value", sol.status)),
+                        "obj": sol.objective,
+                        "gap": sol.mip_gap,
+                        "rounds": sol.n_iter,
+                    }
+                )
+        if len(searches) > 1 or args.csvm_repeats > 1:
+            extra["local_search_runs"] = ls_runs
+        # "ours": the median time of the last setting's repeats
+        t_ours = float(np.median([r["time"] for r in ls_runs[searches[-1]]]))
         model, _, _ = build_csvm_model(p)
         scip = solve_scip(model, cfg)
         both = sol.status == SolveStatus.optimal and scip.status is SolveStatus.optimal
@@ -245,7 +270,7 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
             "rounding": roundings[-1],
             **extra,
         }
-        if extra:
+        if "off_time" in extra:
             row["off_ratio"] = extra["off_time"] / scip.runtime if both else math.nan
         _emit(out, row)
         print(
@@ -255,12 +280,25 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
             + (
                 f" | without rounding {extra['off_time']:.2f}s {extra['off_status']} "
                 f"obj {extra['off_obj']:.6g} ratio {row['off_ratio']:.2f}"
-                if extra
+                if "off_time" in extra
                 else ""
             )
             + f" | load {os.getloadavg()[0]:.1f}",
             flush=True,
         )
+        if "local_search_runs" in extra:
+            for search, runs in ls_runs.items():
+                times = [r["time"] for r in runs]
+                print(
+                    f"    local_search={search}: "
+                    + ", ".join(
+                        f"{r['time']:.2f}s {r['status']} ({r['rounds']} rounds)"
+                        for r in runs
+                    )
+                    + f" | median {np.median(times):.2f}s, ratio "
+                    f"{np.median(times) / scip.runtime:.2f}",
+                    flush=True,
+                )
 
 
 def _wisconsin(tiny: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -492,6 +530,20 @@ def main(argv: list[str] | None = None) -> int:
         help="csvm section: solve_csvm(round_relaxation=) of ours; 'auto off' also "
         "times ours without the relaxation-rounding incumbent (same run, same SCIP "
         "reference)",
+    )
+    ap.add_argument(
+        "--csvm-local-search",
+        nargs="+",
+        choices=tuple(_ROUNDING),
+        default=["auto"],
+        help="csvm section: solve_csvm(local_search=) of ours; 'off auto' times "
+        "both (alternately, --csvm-repeats times each; same SCIP reference)",
+    )
+    ap.add_argument(
+        "--csvm-repeats",
+        type=int,
+        default=1,
+        help="csvm section: solves of ours per setting; ours = their median time",
     )
     ap.add_argument(
         "--overrun-rounding",

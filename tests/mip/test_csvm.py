@@ -315,3 +315,94 @@ def test_round_relaxation_value_is_checked() -> None:
     )
     with pytest.raises(ValueError, match="round_relaxation must be"):
         solve_csvm(p, MipConfig(time_limit=10), round_relaxation="yes")
+
+
+@pytest.mark.parametrize(
+    ("kernel", "on_training"), [("linear", False), ("rbf", False), ("linear", True)]
+)
+def test_local_search_keeps_the_brute_force_optimum(
+    kernel: str, on_training: bool
+) -> None:
+    """solve_csvm(local_search=True) (swap search before the first master) is exact."""
+    if on_training:
+        X, y = make_data(3, n=10)
+        p = CsvmProblem.from_data(
+            X,
+            y,
+            None,
+            C=2.0,
+            kernel=kernel,
+            min_tpr=1.0,
+            min_tnr=0.6,
+            hoeffding_alpha=None,
+            on_training=True,
+        )
+    else:
+        X, y = make_data(7)
+        p = CsvmProblem.from_data(
+            X,
+            y,
+            np.arange(20) >= 12,
+            C=5.0,
+            kernel=kernel,
+            gamma=0.5,
+            min_tpr=0.75,
+            min_tnr=0.5,
+            hoeffding_alpha=None,
+        )
+    form = "primal" if kernel == "linear" else "dual"
+    ref = brute_force_csvm(p, form)
+    sol = solve_csvm(p, MipConfig(time_limit=60), local_search=True)
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(ref, rel=1e-4, abs=1e-6)
+    assert sol.bound <= sol.objective + 1e-9
+
+
+def test_floor_swaps_meet_every_floor_and_release_a_binding_row() -> None:
+    """Each swap keeps the model's floor rows; it releases a row at margin 1."""
+    from torchsvm.mip.csvm import floor_swaps
+
+    X, y = make_data(6, n=60)
+    anchor = np.arange(60) >= 20
+    w = np.random.default_rng(0).integers(1, 4, size=60).astype(float)
+    p = CsvmProblem.from_data(
+        X,
+        y,
+        anchor,
+        C=1.0,
+        kernel="linear",
+        min_tpr=0.8,
+        min_tnr=0.6,
+        hoeffding_alpha=None,
+        sample_weight=w,
+    )
+    model, layout, _ = build_csvm_model(p)
+    sol = solve_csvm(p, MipConfig(time_limit=60), local_search=False)
+    x = np.zeros(model.n_cols)
+    x[layout.w] = sol.coef
+    x[layout.b] = sol.intercept
+    F = layout.floor_idx
+    marg = y[F] * (X[F] @ sol.coef + sol.intercept)
+    floor_rows = model.A.tocsr()[:, layout.z]
+    only_z = np.flatnonzero(
+        np.diff(floor_rows.indptr) == np.diff(model.A.tocsr().indptr)
+    )
+    only_z = only_z[np.diff(floor_rows.indptr)[only_z] > 0]
+    assert only_z.size == 2
+    cands = floor_swaps(p, layout)(x)
+    assert cands
+    base = marg >= 1.0 - 1e-7
+    for z in cands:
+        assert np.all(floor_rows[only_z] @ z >= model.row_lower[only_z] - 1e-9)
+        released = np.flatnonzero(base & (z == 0))
+        assert released.size == 1
+        assert marg[released[0]] <= 1.0 + 1e-4
+
+
+def test_local_search_value_is_checked() -> None:
+    X, y = make_data(0)
+    p = CsvmProblem.from_data(
+        X, y, np.arange(20) >= 13, min_tpr=0.9, hoeffding_alpha=None
+    )
+    with pytest.raises(ValueError, match="local_search must be"):
+        solve_csvm(p, MipConfig(time_limit=10), local_search="yes")

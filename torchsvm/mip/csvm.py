@@ -77,6 +77,7 @@ __all__ = [
     "fit_s1",
     "fit_s1_batch",
     "floor_rounding",
+    "floor_swaps",
     "solution_start",
     "solve_csvm",
     "start_objective",
@@ -756,6 +757,74 @@ def floor_rounding(
     return rounding
 
 
+def floor_swaps(
+    problem: CsvmProblem,
+    layout: CsvmLayout,
+    n_add: int = 2,
+    n_drop: int = 8,
+    bind_tol: float = 1e-4,
+) -> Callable[[np.ndarray], list[np.ndarray]]:
+    """Neighbourhood of a feasible point for the outer approximation's local search.
+
+    At the point ``x`` (model columns), every floor member with margin
+    ``y_j f(x_j) >= 1`` gets ``z_j = 1`` (``x`` stays feasible, so that assignment's
+    QP is at most ``x``'s objective), every other ``z`` is 0. The moves: release one
+    of the ``n_drop`` members whose margin constraint binds (``y_j f(x_j) <= 1 +
+    bind_tol``) where every floor still holds without it; otherwise release it and
+    take in one of the ``n_add`` released members of its floors with the largest
+    margin. Only candidates: each is polished by its own QP.
+    """
+    F = layout.floor_idx
+    y = problem.y
+    if layout.form == "primal":
+        rows = problem.X[F]
+    else:
+        assert layout.L is not None
+        pos_in_R = {int(r): t for t, r in enumerate(layout.dual_idx)}
+        rows = layout.L[np.array([pos_in_R[int(r)] for r in F], dtype=np.int64)]
+    pos_in_F = {int(r): t for t, r in enumerate(F)}
+    w = problem.weights
+    plan = []
+    member = np.zeros((len(problem.floors), F.size), dtype=bool)
+    wF = np.zeros(F.size)
+    for l, fl in enumerate(problem.floors):
+        pos = np.array(
+            [pos_in_F[int(r)] for r in problem.floor_members(fl)], dtype=np.int64
+        )
+        member[l, pos] = True
+        wF[pos] = w[F[pos]]
+        plan.append(fl.required - 1e-9)
+    required = np.array(plan)
+    in_any = member.any(axis=0)
+
+    def swaps(x: np.ndarray) -> list[np.ndarray]:
+        x = np.asarray(x, dtype=np.float64)
+        marg = y[F] * (rows @ x[layout.w] + x[layout.b])
+        z = (in_any & (marg >= 1.0 - 1e-7)).astype(np.float64)
+        have = member @ (wF * z)
+        on = np.flatnonzero(z > 0)
+        bind = on[np.argsort(marg[on], kind="stable")[:n_drop]]
+        bind = bind[marg[bind] <= 1.0 + bind_tol]
+        out: list[np.ndarray] = []
+        for j in bind:
+            left = have - member[:, j] * wF[j]
+            if np.all(left >= required):
+                zn = z.copy()
+                zn[j] = 0.0
+                out.append(zn)
+                continue
+            short = member[:, j] & (left < required)
+            cand = np.flatnonzero((z == 0) & member[short].all(axis=0))
+            for k in cand[np.argsort(-marg[cand], kind="stable")[:n_add]]:
+                if np.all(left + member[:, k] * wF[k] >= required):
+                    zn = z.copy()
+                    zn[j], zn[k] = 0.0, 1.0
+                    out.append(zn)
+        return out
+
+    return swaps
+
+
 def _diagnose_infeasible(problem: CsvmProblem, form: str, config: MipConfig) -> str:
     """Name the floor(s) that cannot be met (each alone, then together)."""
     bad = []
@@ -778,6 +847,11 @@ def _diagnose_infeasible(problem: CsvmProblem, form: str, config: MipConfig) -> 
     )
 
 
+#: ``local_search="auto"`` runs the swap search on primal models with more floor
+#: rows (binaries) than this (docs/benchmarks.md, "Session 9 (MIP)").
+LOCAL_SEARCH_MIN_INT = 300
+
+
 def solve_csvm(
     problem: CsvmProblem,
     config: MipConfig | None = None,
@@ -792,6 +866,7 @@ def solve_csvm(
     s1_solver: str = "auto",
     qp_solver: str = "ipm",
     round_relaxation: bool | str = "auto",
+    local_search: bool | str = "auto",
 ) -> CsvmSolution:
     """Solve the CSVM exactly by outer approximation, warm-started by sliding b.
 
@@ -843,6 +918,15 @@ def solve_csvm(
         n = 100 proven in 2.0 s instead of 74.6 s, German fold 3 at 300 s gap 0.154
         instead of 0.257; linear n = 100 0.17 s instead of 0.12 s (one more QP, no
         fewer masters).
+    local_search : bool or "auto"
+        Before the first master, improve the incumbent by best-improvement swaps of
+        the floor's binding members (:func:`floor_swaps`,
+        :meth:`~torchsvm.mip.outer_approx.OuterApproximation.local_search`). It
+        changes no bound; the answer stays exact. ``auto``: on for the primal form
+        of S5 (anchor rows) with more than :data:`LOCAL_SEARCH_MIN_INT` of them
+        (measured there: linear n = 1000 of scripts/bench_mip.py one master instead
+        of two; at n = 500 it only added QPs); off for S5c and the kernel form,
+        where it was not measured.
 
     Returns
     -------
@@ -865,6 +949,17 @@ def solve_csvm(
     model, layout, factor = build_csvm_model(problem, form)
     rounding_on = (
         layout.form == "dual" if round_relaxation == "auto" else bool(round_relaxation)
+    )
+    if local_search not in (True, False, "auto"):
+        raise ValueError(
+            f"local_search must be True, False or 'auto', got {local_search!r}"
+        )
+    search_on = (
+        layout.form == "primal"
+        and not problem.on_training
+        and layout.floor_idx.size > LOCAL_SEARCH_MIN_INT
+        if local_search == "auto"
+        else bool(local_search)
     )
     start = None
     if use_start:
@@ -907,6 +1002,7 @@ def solve_csvm(
         lower_bound=lower_bound,
         qp_solver=qp_solver,
         rounding=floor_rounding(problem, layout) if rounding_on else None,
+        improve=floor_swaps(problem, layout) if search_on else None,
     )
     if res.status is SolveStatus.infeasible:
         left = max(deadline - time.perf_counter(), 1e-3)

@@ -313,6 +313,10 @@ class OuterApproximation:
         integer assignments (each of shape (n_int,)) whose fixed-integer QPs are
         polished right after the relaxation (:meth:`round_relaxation`). It only
         proposes incumbents, certified by their own QPs; the bounds are unchanged.
+    improve : callable, optional
+        Local search: maps the incumbent (model columns) to neighbouring integer
+        assignments, polished before the first master (:meth:`local_search`). Like
+        ``rounding`` it only proposes incumbents.
     """
 
     def __init__(
@@ -324,6 +328,7 @@ class OuterApproximation:
         qp_solver: str = "ipm",
         max_rounds: int = 200,
         rounding: Callable[[np.ndarray], Sequence[np.ndarray]] | None = None,
+        improve: Callable[[np.ndarray], Sequence[np.ndarray]] | None = None,
     ) -> None:
         self.t0 = time.perf_counter()
         self.config = MipConfig() if config is None else config
@@ -351,6 +356,7 @@ class OuterApproximation:
         self.qp_solver = qp_solver
         self.max_rounds = int(max_rounds)
         self.rounding = rounding
+        self.improve = improve
         self.lifted = _Lifted(model, factor)
         self.integ = self.lifted.integ
         self.int_idx = np.flatnonzero(self.integ)
@@ -608,6 +614,45 @@ class OuterApproximation:
             runs += 1
         return runs
 
+    def local_search(self, max_share: float = 0.25) -> int:
+        """Best-improvement local search with :attr:`improve` from the incumbent.
+
+        Each step polishes every new assignment :attr:`improve` proposes at the
+        incumbent and moves to the best one; it stops when none improves on the
+        incumbent, or after ``max_share`` of the time limit. Returns the number of
+        QPs run. Only the incumbent changes (each QP is certified by itself); tangent
+        cuts are added at the final incumbent only (a cut per QP made the masters
+        larger: 26 QPs, 1141 rows instead of 1026 at linear n = 1000). Why: with
+        the incumbent's cutoff the first master finds the better assignment anyway,
+        but its bound then misses the tolerance and a second master has to prove
+        it again (linear n = 1000 of scripts/bench_mip.py: 2 masters without, 1 with;
+        docs/benchmarks.md, "Session 9 (MIP)").
+        """
+        if self.improve is None or self.best_x is None:
+            return 0
+        stop = time.perf_counter() + max_share * self.config.time_limit
+        runs = 0
+        while self.best_x is not None and time.perf_counter() < stop:
+            before = self.ub
+            for z in self.improve(self.best_x):
+                z = np.round(np.asarray(z, dtype=np.float64))
+                if z.shape != (self.int_idx.size,):
+                    raise ValueError(
+                        f"improve returned an assignment of shape {z.shape}, "
+                        f"expected ({self.int_idx.size},)"
+                    )
+                if z.astype(np.int64).tobytes() in self.seen:
+                    continue
+                if self.remaining() <= 0 or time.perf_counter() >= stop:
+                    return runs
+                self.polish(z, cuts=False)
+                runs += 1
+            if not self.ub < before - 1e-9 * max(1.0, abs(before)):
+                break
+        if self.best_x is not None:
+            self.lifted.add_cuts(self.lifted.r_of(self.best_x))
+        return runs
+
     def set_start(self, start: np.ndarray) -> None:
         """Take a MIP start: incumbent if feasible, then polish its integer part."""
         start = np.asarray(start, dtype=np.float64)
@@ -620,8 +665,12 @@ class OuterApproximation:
                 self.ub, self.best_x = val, start.copy()
             self.lifted.add_cuts(self.lifted.r_of(start))
 
-    def polish(self, z: np.ndarray) -> MipResult | None:
-        """Step 2: fixed-integer QP at ``z``; updates the incumbent and adds its cuts."""
+    def polish(self, z: np.ndarray, cuts: bool = True) -> MipResult | None:
+        """Step 2: fixed-integer QP at ``z``; updates the incumbent and adds its cuts.
+
+        ``cuts=False``: no tangent cuts at the QP's point (the local search adds them
+        at its final incumbent only).
+        """
         key = np.round(z).astype(np.int64).tobytes()
         self.seen.add(key)
         tl = self.remaining()
@@ -633,7 +682,8 @@ class OuterApproximation:
         x = res.x[: self.lifted.n].copy()
         x[self.integ] = np.round(x[self.integ])
         # a tangent cut is valid at any point; the incumbent needs a feasible one
-        self.lifted.add_cuts(self.lifted.r_of(x))
+        if cuts:
+            self.lifted.add_cuts(self.lifted.r_of(x))
         if res.status is SolveStatus.optimal:
             val = model_objective(self.model, x)
             if val < self.ub:
@@ -799,6 +849,9 @@ class OuterApproximation:
             self.round_relaxation(relax.x)
             if self.remaining() <= 0:
                 return self.timed_out("time limit while rounding the relaxation")
+        self.local_search()
+        if self.remaining() <= 0:
+            return self.timed_out("time limit in the local search")
         return self._loop()
 
     def _loop(self) -> MipResult:
@@ -861,6 +914,7 @@ def solve_convex_miqp(
     cut_points: np.ndarray | None = None,
     lower_bound: float | None = None,
     rounding: Callable[[np.ndarray], Sequence[np.ndarray]] | None = None,
+    improve: Callable[[np.ndarray], Sequence[np.ndarray]] | None = None,
 ) -> MipResult:
     """Solve a convex MIQP exactly by outer approximation (SPEC S5 "Solving").
 
@@ -890,6 +944,8 @@ def solve_convex_miqp(
         bound on the optimum (taken as given).
     rounding : callable, optional
         Primal heuristic on the continuous relaxation (:class:`OuterApproximation`).
+    improve : callable, optional
+        Local search from the incumbent (:meth:`OuterApproximation.local_search`).
 
     Returns
     -------
@@ -910,6 +966,7 @@ def solve_convex_miqp(
         qp_solver=qp_solver,
         max_rounds=max_rounds,
         rounding=rounding,
+        improve=improve,
     )
     oa.seed(incumbents, cut_points, lower_bound)
     return oa.run(start)
