@@ -99,6 +99,22 @@ def test_atomic_write_keeps_old_file_when_writer_fails(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
 
 
+def _processes_naming(path: Path) -> list[int]:
+    """Ids of the live processes whose command line names ``path``."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (d / "stat").read_text().split(")")[-1].split()[0]
+        except OSError:
+            continue
+        if str(path) in cmd and state != "Z":
+            pids.append(int(d.name))
+    return pids
+
+
 @pytest.mark.slow
 def test_killed_driver_resumes(tmp_path: Path) -> None:
     out = tmp_path / "run"
@@ -124,6 +140,11 @@ def test_killed_driver_resumes(tmp_path: Path) -> None:
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    # the driver's forked fold workers (the main job's default) end with it
+    deadline = time.monotonic() + 20
+    while _processes_naming(out) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _processes_naming(out)
     done = sorted(p.name for p in (out / "units").rglob("*.json"))
     assert 1 <= len(done) < 5, done
     # every unit file on disk is complete JSON (atomic), no temporaries left

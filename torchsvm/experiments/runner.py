@@ -348,8 +348,22 @@ def _execute_local(
         on_done(unit, status, payload, seconds)
 
 
-def _init_worker() -> None:
-    """A unit worker runs one torch thread: the workers share the cores."""
+def _init_worker(parent: int) -> None:
+    """A unit worker runs one torch thread (the workers share the cores) and ends with
+    its driver: a killed driver would otherwise leave its forked workers waiting on the
+    task queue for ever (they hold its write end themselves)."""
+    import os
+    import signal
+
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: SIGTERM when the driver dies
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the driver died before prctl
+        os._exit(1)
     import torch
 
     torch.set_num_threads(1)
@@ -365,14 +379,18 @@ def _execute_processes(
     One thread per worker also keeps a forked child off an OpenMP thread pool its
     parent may have started. Results come back in the order the units finish;
     :func:`run_experiment` reports them in unit order. A worker that dies (killed,
-    out of memory) fails its unit and the units not started yet.
+    out of memory) fails its unit and the units not started yet; the workers end
+    when the driver dies.
     """
     import multiprocessing as mp
+    import os
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     ctx = mp.get_context("fork")
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker) as ex:
+    with ProcessPoolExecutor(
+        workers, mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(),)
+    ) as ex:
         futs = {ex.submit(_run_unit_safely, cfg, u): u for u in units}
         for fut in as_completed(futs):
             unit = futs[fut]
