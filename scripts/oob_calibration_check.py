@@ -310,6 +310,102 @@ def _table(rows: list[dict], folds: Sequence[int]) -> list[str]:
     return L
 
 
+#: rows ``--from-dump`` recomputes from the saved scores (``_dump_rows``)
+DUMP_ROWS = ("oob_score_sigmoid", "blend_platt_oob_score_sigmoid", "blend_platt_half")
+
+
+def _dump_rows(path: Path) -> dict[str, float]:
+    """Held-out MSE of ``DUMP_ROWS`` and Platt from one fold's ``--dump`` file.
+
+    Recomputed from the saved scores (the ensemble's in float32), so they agree with
+    the fitted rows to rounding: ``oob_score_sigmoid`` (the ensemble's out-of-bag
+    Platt on the mean decision value), ``blend_platt_oob_score_sigmoid`` (its blend
+    with Platt, weight chosen on the training rows as in ``_hybrid_rows``) and
+    ``blend_platt_half``, the same blend at the fixed weight 1/2
+    (``BootstrapProbabilitySVC(..., blend_platt=0.5)``): no weight is chosen from
+    data, the usual equal-weight forecast combination.
+    """
+    from scipy.special import expit
+
+    from torchsvm.estimators.calibration import PlattCalibrator
+
+    z = np.load(path, allow_pickle=True)
+    y_tr = (z["y_tr"] == z["positive"]).astype(np.float64)
+    y_te = (z["y_te"] == z["positive"]).astype(np.float64)
+    O = z["counts"] == 0
+    n_oob = O.sum(0)
+    seen = n_oob > 0
+    w = z["weights"][z["used"]]
+    mix_tr = np.tensordot(w, z["scores_tr"].astype(np.float64), axes=1)  # (B, n)
+    mix_te = np.tensordot(w, z["scores_te"].astype(np.float64), axes=1)
+    s_oob = np.where(O, mix_tr, 0.0).sum(0)[seen] / n_oob[seen]
+    cal = PlattCalibrator().fit(s_oob, y_tr[seen])
+    q_tr, q_te = cal.predict_proba(s_oob)[:, 1], cal.predict_proba(mix_te.mean(0))[:, 1]
+    a, b = z["platt_a_b"]
+    p_tr = expit(-(a * z["platt_oof"][seen] + b))
+    p_te = expit(-(a * z["platt_te"] + b))
+    brier = [np.mean((v * p_tr + (1 - v) * q_tr - y_tr[seen]) ** 2) for v in BLEND_GRID]
+    v = float(BLEND_GRID[int(np.argmin(brier))])
+    rows = {
+        "platt": p_te,
+        "oob_score_sigmoid": q_te,
+        "blend_platt_oob_score_sigmoid": v * p_te + (1 - v) * q_te,
+        "blend_platt_half": 0.5 * p_te + 0.5 * q_te,
+    }
+    return {k: float(np.mean((p - y_te) ** 2)) for k, p in rows.items()}
+
+
+def _dump_table(dump: Path, rows: list[dict], keys: list[tuple[str, str]]) -> list[str]:
+    """Fold-mean MSE of ``DUMP_ROWS`` from the dumps, with Platt and the raw ensemble
+    of the fitted rows (JSONL) and the largest difference of the recomputed rows from
+    the fitted ones (a check of the recomputation)."""
+    L = [
+        "",
+        "Recomputed from the saved scores (--from-dump): fold-mean MSE",
+        "",
+        f"| kernel | dataset | folds | bootstrap_ensemble | {' | '.join(DUMP_ROWS)} "
+        "| platt |",
+        "|---|---|---|" + "---|" * (len(DUMP_ROWS) + 2),
+    ]
+    means: dict[tuple[str, str], dict[str, float]] = {}
+    gap = 0.0
+    for kernel, ds in keys:
+        sel = [r for r in rows if r["kernel"] == kernel and r["dataset"] == ds]
+        rec = []
+        for r in sel:
+            f = dump / f"{ds}_{kernel}_{r['fold']}.npz"
+            if not f.exists():
+                break
+            d = _dump_rows(f)
+            for k in ("platt", *DUMP_ROWS[:2]):
+                gap = max(gap, abs(d[k] - r["mse"][k]))
+            rec.append({**d, "bootstrap_ensemble": r["mse"]["bootstrap_ensemble"]})
+        if len(rec) != len(sel) or not rec:
+            continue
+        m = {k: float(np.mean([x[k] for x in rec])) for k in rec[0]}
+        means[kernel, ds] = m
+        cells = " | ".join(
+            f"{m[k]:.4f}" for k in ("bootstrap_ensemble", *DUMP_ROWS, "platt")
+        )
+        L.append(f"| {kernel} | {ds} | {len(rec)} | {cells} |")
+    L.append("")
+    L.append(f"- largest |recomputed - fitted| fold MSE: {gap:.1e}")
+    for kernel in sorted({k for k, _ in means}):
+        ds_k = [d for k, d in means if k == kernel]
+        for meth in DUMP_ROWS:
+            beat = sum(means[kernel, d][meth] < means[kernel, d]["platt"] for d in ds_k)
+            keep = sum(
+                means[kernel, d][meth] <= means[kernel, d]["bootstrap_ensemble"]
+                for d in ds_k
+            )
+            L.append(
+                f"- {kernel}, {meth} (recomputed): lower MSE than Platt on {beat} of "
+                f"{len(ds_k)}, improves or keeps the raw ensemble on {keep} of "
+                f"{len(ds_k)}"
+            )
+    return L
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", required=True, help="a probabilities config (TOML)")
@@ -326,6 +422,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="also save each fold's scores (every kept C and replicate, training and "
         "test rows), draw counts and Platt's scores as DIR/<dataset>_<kernel>_<fold>.npz",
+    )
+    ap.add_argument(
+        "--from-dump",
+        type=Path,
+        default=None,
+        help="also recompute DUMP_ROWS from a --dump folder of the same folds",
     )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
@@ -353,6 +455,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     want = {(d, kn, k) for d in args.datasets for kn in kernels for k in args.folds}
     rows = [r for r in done if (r["dataset"], r["kernel"], r["fold"]) in want]
     print("\n".join(_table(rows, args.folds)))
+    if args.from_dump is not None:
+        keys = sorted({(r["kernel"], r["dataset"]) for r in rows})
+        print("\n".join(_dump_table(args.from_dump, rows, keys)))
     return 0
 
 
