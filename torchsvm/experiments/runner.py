@@ -388,9 +388,10 @@ def _execute_processes(
     from concurrent.futures.process import BrokenProcessPool
 
     ctx = mp.get_context("fork")
-    with ProcessPoolExecutor(
+    ex = ProcessPoolExecutor(
         workers, mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(),)
-    ) as ex:
+    )
+    try:
         futs = {ex.submit(_run_unit_safely, cfg, u): u for u in units}
         for fut in as_completed(futs):
             unit = futs[fut]
@@ -404,6 +405,13 @@ def _execute_processes(
                     float("nan"),
                 )
             on_done(unit, status, payload, seconds)
+    except BaseException:
+        # Ctrl-C or an error in the driver: stop now, do not wait for queued units
+        for proc in list((getattr(ex, "_processes", None) or {}).values()):
+            proc.terminate()
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)
 
 
 def default_local_workers(cfg: ExperimentConfig, n_units: int) -> int:
