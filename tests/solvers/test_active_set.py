@@ -12,7 +12,7 @@ from sklearn.svm import SVC
 from torchsvm.config import SolverConfig
 from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers import box_qp
-from torchsvm.solvers.active_set import active_set_low_rank
+from torchsvm.solvers.active_set import active_set_low_rank, purify_start
 from torchsvm.solvers.box_qp import BoxQpSolver
 from torchsvm.solvers.factor import build_factor
 from torchsvm.solvers.kkt import duality_gap, project_face
@@ -251,3 +251,81 @@ def test_grouped_face_solves_match_one_padded_batch(dtype: torch.dtype) -> None:
     good = ok1 & (nfree <= k + 1)  # narrow faces: a unique minimiser
     torch.testing.assert_close(d2[good], d1[good], rtol=tol, atol=tol)
     torch.testing.assert_close(b2[good], b1[good], rtol=tol, atol=tol)
+
+
+def test_wide_interior_start_is_purified_to_a_narrow_face(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # many duplicate rows with both labels (discrete features): the interior point
+    # stops with many coordinates strictly inside the box (measured on churn: ~1100
+    # of 2835 at k = 13), and a face that wide cost O(|F|^2) memory per problem (21 GB
+    # on churn's 1100 problems). Purification hands the active set at most k + 1 free
+    # coordinates per row; the optimum is unchanged.
+    rng = np.random.default_rng(5)
+    n, d = 400, 4
+    X = rng.integers(0, 3, size=(n, d)).astype(float)
+    y = np.where(X.sum(1) + rng.normal(0, 1.5, n) > 4, 1.0, -1.0)
+    X = StandardScaler().fit_transform(X)
+    counts = np.stack(
+        [np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(6)]
+    )
+    Cs = np.array([0.03125, 1.0, 32.0])
+    prob = BatchedSvmProblem.from_bootstrap(X, y, Cs, counts, kernel="linear")
+    starts: list[tuple[int, int]] = []
+    real = box_qp.active_set_low_rank
+
+    def spy(W, y_, U, A0, **k):  # noqa: ANN001, ANN003, ANN202
+        fin = torch.isfinite(U)
+        free = (A0 > 0) & (A0 < torch.where(fin, U, torch.inf))
+        if k.get("parent") is None:
+            starts.append((int(free.sum(1).max()), W.shape[1]))
+        return real(W, y_, U, A0, **k)
+
+    monkeypatch.setattr(box_qp, "active_set_low_rank", spy)
+    cfg = SolverConfig(method="ipm", tol=1e-7)
+    with monkeypatch.context() as m:  # the former start, without purification
+        m.setattr(box_qp, "purify_start", lambda W, y, U, A0, cap: A0)
+        wide = BoxQpSolver(cfg, c_path=False)(prob)
+    ((wide_start, k),) = starts
+    starts.clear()
+    sol = BoxQpSolver(cfg, c_path=False)(prob)
+    assert wide_start > 4 * (k + 1), wide_start  # the data do make a wide start
+    assert starts[0][0] <= k + 1, starts
+    assert bool(sol.converged.all()) and float(sol.duality_gap.max()) <= 1e-7
+    np.testing.assert_allclose(sol.dual.numpy(), wide.dual.numpy(), rtol=1e-7)
+    # decision values against libsvm, one problem per C
+    F = ((sol.alpha * prob.y) @ prob.X @ prob.X.T + sol.b[:, None]).numpy()
+    c_idx, rep_idx = prob.index["c_idx"].numpy(), prob.index["rep_idx"].numpy()
+    for r, C in enumerate(Cs):
+        p = int(np.nonzero(c_idx == r)[0][0])
+        ref = SVC(kernel="linear", C=C, tol=1e-10).fit(
+            X, y, sample_weight=counts[rep_idx[p]]
+        )
+        fr = ref.decision_function(X)
+        assert np.abs(F[p] - fr).max() <= 1e-4 * max(1.0, np.abs(fr).max())
+
+
+def test_purify_start_keeps_w_and_feasibility_and_does_not_raise_the_objective() -> (
+    None
+):
+    rng = np.random.default_rng(2)
+    n, k, P = 300, 3, 5
+    W = torch.tensor(rng.normal(size=(n, k)))
+    y = torch.tensor(np.where(rng.random(n) < 0.5, 1.0, -1.0))
+    U = torch.tensor(rng.uniform(0.5, 2.0, size=(P, n)))
+    U[0, :10] = torch.inf  # coordinates without an upper bound
+    A0 = project_face(
+        U.clamp_max(3.0) * torch.tensor(rng.uniform(0.2, 0.8, (P, n))), y, U
+    )
+    A = purify_start(W, y, U, A0, k + 1)
+    fin = torch.isfinite(U)
+    free = (A > 0) & (A < torch.where(fin, U, torch.inf))
+    # rows with finite bounds reach k + 1; along an unbounded direction (row 0's
+    # coordinates without an upper bound) a row may stop earlier, still feasible
+    assert int(free[1:].sum(1).max()) <= k + 1
+    assert int(free[0].sum()) <= int(((A0[0] > 0) & (A0[0] < U[0])).sum())
+    assert bool((A >= 0).all()) and bool((A <= U).all())
+    np.testing.assert_allclose((A @ W).numpy(), (A0 @ W).numpy(), atol=1e-8)
+    assert float((A * y).sum(1).abs().max()) <= 1e-8
+    obj = lambda a: 0.5 * ((a @ W) ** 2).sum(1) - a.sum(1)  # noqa: E731
+    assert bool((obj(A) <= obj(A0) + 1e-8).all())
