@@ -194,6 +194,7 @@ def purify_start(
     A0: torch.Tensor,
     cap: int,
     max_steps: int | None = None,
+    only_above: int | None = None,
 ) -> torch.Tensor:
     """Move a feasible point to one with at most ``cap`` free coordinates per row,
     without increasing the dual objective and without changing ``Q a`` or ``y^T a``.
@@ -225,6 +226,9 @@ def purify_start(
         ``k + 1``, below which the null space is empty in general).
     max_steps : int, optional
         Bound on the steps (default: the widest face).
+    only_above : int, optional
+        Purify only the rows with more free coordinates than this (default ``cap``);
+        the others are returned as they are.
 
     Returns
     -------
@@ -237,7 +241,9 @@ def purify_start(
     fin = torch.isfinite(U)
     free = (A0 > 0) & (A0 < torch.where(fin, U, torch.inf))
     nf = free.sum(1)
-    rows = (nf > cap).nonzero()[:, 0]
+    rows = (nf > max(cap, cap if only_above is None else int(only_above))).nonzero()[
+        :, 0
+    ]
     if rows.numel() == 0:
         return A0
     A = A0.clone()

@@ -70,6 +70,9 @@ _MAXIT = SolveStatus.max_iter.code
 _IPM_PDAS_ITER = 8
 # feasible active-set iterations after the interior point (no diagonal shift)
 _IPM_AS_ITER = 100
+#: rows of the interior point's start with more than this many times ``k + 1`` free
+#: coordinates are purified to ``k + 1`` before the active set
+_PURIFY_ABOVE = 4
 # feasible active-set iterations per C-path stage before the interior point takes over
 # (measured on the main job's fold: 7-34 on average, at most 55)
 _PATH_MAX_ITER = 200
@@ -710,9 +713,14 @@ class BoxQpSolver:
             A0 = torch.where(r < snap, 0.0, torch.where(fin & (r > 1 - snap), U, a))
             # a degenerate problem (duplicate rows of both labels) leaves the interior
             # point with hundreds of free coordinates per row; purification moves them
-            # onto bounds with Q a and the objective unchanged (or lower)
+            # onto bounds with Q a and the objective unchanged (or lower). Faces up to
+            # _PURIFY_ABOVE (k + 1) stay with the active set, which settles them in a
+            # few steps (measured on the main job's fold, where purifying those too
+            # cost ~10-20 % more CPU: scripts/bench_solver.py --workload main-job)
             A0 = project_face(A0, y, U)
-            A0 = project_face(purify_start(W, y, U, A0, W.shape[1] + 1), y, U)
+            k1 = W.shape[1] + 1
+            A0 = purify_start(W, y, U, A0, k1, only_above=_PURIFY_ABOVE * k1)
+            A0 = project_face(A0, y, U)
             A, b_as, it_p, ok = active_set_low_rank(
                 W, y, U, A0, max_iter=_IPM_AS_ITER, tol=cfg.tol
             )
