@@ -621,12 +621,12 @@ class OuterApproximation:
         incumbent and moves to the best one; it stops when none improves on the
         incumbent, or after ``max_share`` of the time limit. Returns the number of
         QPs run. Only the incumbent changes (each QP is certified by itself); tangent
-        cuts are added at the final incumbent only (a cut per QP made the masters
-        larger: 26 QPs, 1141 rows instead of 1026 at linear n = 1000). Why: with
-        the incumbent's cutoff the first master finds the better assignment anyway,
-        but its bound then misses the tolerance and a second master has to prove
-        it again (linear n = 1000 of scripts/bench_mip.py: 2 masters without, 1 with;
-        docs/benchmarks.md, "Session 9 (MIP)").
+        cuts are added at the final incumbent only (a cut per QP makes every master
+        larger by ``k`` rows per QP). Why: from a poorer incumbent the first master
+        finds the better assignment anyway, but its bound on the tangent model can
+        then miss the tolerance, so that a second master proves it again; the cut at
+        a better incumbent closes it (linear n = 1000 of scripts/bench_mip.py: 2
+        masters without, 1 with; docs/benchmarks.md, "Session 9 (MIP)").
         """
         if self.improve is None or self.best_x is None:
             return 0
