@@ -261,12 +261,32 @@ def purify_start(
     finF = torch.isfinite(uF)
     eye = torch.eye(k + 1, dtype=dt, device=dev)
     steps = f - cap if max_steps is None else int(max_steps)
+    pos_r = torch.arange(rows.numel(), device=dev)  # each kept row's place in a_ext
+
+    def write_back() -> None:
+        part = a_ext[pos_r]
+        part.scatter_(1, idx, torch.where(idx < n, aF, 0.0))
+        a_ext[pos_r] = part
+
     for it in range(steps):
         cnt = valid.sum(1)
         live = cnt > cap
         if not bool(live.any()):
             break
-        if it % 32 == 0:  # re-form the Gram matrix now and then (downdates drift)
+        if it % 64 == 0 and it:
+            # write the finished rows and the slots that left back, and keep only
+            # the live rows and their free slots (the face shrinks every step)
+            write_back()
+            width = max(int(cnt[live].max()), 1)
+            order = torch.argsort((~valid[live]).to(torch.int8), dim=1, stable=True)
+            order = order[:, :width]
+            pos_r = pos_r[live]
+            idx, valid = idx[live].gather(1, order), valid[live].gather(1, order)
+            uF, aF = uF[live].gather(1, order), aF[live].gather(1, order)
+            finF = finF[live].gather(1, order)
+            B = B[live].gather(1, order[..., None].expand(-1, -1, k + 1))
+            live = live[live]
+        if it % 64 == 0:  # re-form the Gram matrix now and then (downdates drift)
             G = B.transpose(1, 2) @ B
         # toward the nearest vertex, projected onto null([W_F, y_F]^T)
         half = torch.where(finF, uF / 2, torch.inf)
@@ -281,7 +301,7 @@ def purify_start(
         small = v.norm(dim=1) <= 1e-9 * t.norm(dim=1).clamp_min(1e-300)
         if bool((small & live).any()):
             e = torch.sin(
-                torch.arange(f, dtype=dt, device=dev) * 12.9898 + float(it)
+                torch.arange(t.shape[1], dtype=dt, device=dev) * 12.9898 + float(it)
             ).expand_as(t)
             e = torch.where(valid, e, 0.0)
             c2 = torch.linalg.solve(
@@ -305,11 +325,14 @@ def purify_start(
         gone = hit_lo | hit_up
         if not bool(gone.any()):
             break
-        Bg = B * gone[..., None]
-        G = G - Bg.transpose(1, 2) @ Bg
+        # downdate G by the rows that left (a few per step): O(k^2) each, not a
+        # product over all f slots
+        gi, gj = gone.nonzero(as_tuple=True)
+        bg = B[gi, gj]
+        G = G.index_add(0, gi, -(bg[:, :, None] * bg[:, None, :]))
         B = B * (~gone)[..., None]
         valid = valid & ~gone
-    a_ext.scatter_(1, idx, torch.where(idx < n, aF, 0.0))
+    write_back()
     A[rows] = a_ext[:, :n]
     return A
 
