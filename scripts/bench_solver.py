@@ -125,6 +125,29 @@ def count_gemm_flops(solver: BoxQpSolver, prob: BatchedSvmProblem) -> float:
     return float(fc.get_total_flops())
 
 
+def profile_solve(solver: BoxQpSolver, prob: BatchedSvmProblem, top: int) -> list:
+    """Solve once more under cProfile; the ``top`` functions by own (tottime) seconds,
+    as [name, calls, tottime, cumtime] (the profiler's overhead inflates small calls)."""
+    import cProfile
+    import pstats
+
+    pr = cProfile.Profile()
+    pr.enable()
+    solver(prob)
+    pr.disable()
+    st = pstats.Stats(pr)
+    rows = []
+    for (file, line, fn), (_, nc, tt, ct, _) in st.stats.items():  # type: ignore[attr-defined]
+        name = fn if file == "~" else f"{Path(file).name}:{line}({fn})"
+        rows.append([name, int(nc), round(tt, 4), round(ct, 4)])
+    rows.sort(key=lambda r: -r[2])
+    total = sum(r[2] for r in rows)
+    print(f"cProfile of a second solve: {total:.2f} s of own time in all functions")
+    for r in rows[:top]:
+        print(f"  {r[2]:8.3f} s own {r[3]:8.3f} s cum {r[1]:8d} calls  {r[0]}")
+    return [["total", 0, round(total, 4), 0.0]] + rows[:top]
+
+
 _PHASES = (
     "ipm_low_rank",
     "active_set_low_rank",
@@ -216,6 +239,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="time the solver's phases (interior point, active set, ADMM, polish, ...)",
     )
+    ap.add_argument(
+        "--cprofile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="after the timed solve, solve again under cProfile (untimed) and print "
+        "its N most expensive functions by own time (also in the JSON line)",
+    )
     ap.add_argument("--tiny", action="store_true", help="seconds-long smoke run")
     ap.add_argument("--out", default="runs/bench/solver.jsonl")
     args = ap.parse_args(argv)
@@ -268,6 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.phases:
         _time_phases(None, sync)
     flops = None if args.no_flops else count_gemm_flops(solver, prob)
+    profile = profile_solve(solver, prob, args.cprofile) if args.cprofile else None
     gflops = None if flops is None else flops / t_ours / 1e9
 
     # libsvm loop on problems spread evenly over the grid (every C), same process
@@ -360,6 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "fraction_of_peak": None if gflops is None else round(gflops / peak, 4),
         "phases_s": {k: round(v[0], 3) for k, v in phases.items()} or None,
         "phase_calls": {k: int(v[1]) for k, v in phases.items()} or None,
+        "cprofile_top": profile,
         "threads": torch.get_num_threads(),
         "cpus": os.cpu_count(),
         "loadavg_before": [round(v, 2) for v in load_before],
