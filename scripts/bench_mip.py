@@ -15,7 +15,9 @@ Sections (each prints one line per instance and appends a JSON line to
   :func:`~torchsvm.mip.csvm.solve_csvm` (S1 start included) vs SCIP on the same MIQP.
   Target ratio ours / SCIP <= 0.5. ``--csvm-local-search off auto`` also times ours
   without the swap local search (``solve_csvm(local_search=)``), alternately with
-  it, ``--csvm-repeats`` times each (ours = the median), against one SCIP solve.
+  it, ``--csvm-repeats`` times each (ours = the median), against one SCIP solve;
+  ``--csvm-tighten off auto`` likewise without and with the anchor rows' big-M
+  bounded under the cutoff (``solve_csvm(tighten_anchors=)``).
 - ``wisconsin``: feature selection on Wisconsin (398 training rows: stratified 70 %,
   ``random_state=0``, standardised), floors 0.85 with Hoeffding alpha 0.05, both
   engines with the same time limit (300 s). Target: our proven gap <= SCIP's.
@@ -215,9 +217,17 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
         extra: dict[str, Any] = {}
         roundings = sorted(set(args.csvm_rounding), key=list(_ROUNDING).index)
         searches = sorted(set(args.csvm_local_search), key=list(_ROUNDING).index)
-        ls_runs: dict[str, list[dict[str, Any]]] = {v: [] for v in searches}
+        tightens = sorted(set(args.csvm_tighten), key=list(_ROUNDING).index)
+        # settings "local_search" or "local_search/tighten_anchors" (the latter when
+        # more than one tighten_anchors value is timed); the last is "ours"
+        settings = [
+            (search, tighten, search if len(tightens) == 1 else f"{search}/{tighten}")
+            for search in searches
+            for tighten in tightens
+        ]
+        ls_runs: dict[str, list[dict[str, Any]]] = {lab: [] for *_, lab in settings}
         for _rep in range(args.csvm_repeats):
-            for search in searches:
+            for search, tighten, label in settings:
                 # alternately; the last setting (the default, "auto") is "ours"
                 for rounding in roundings:
                     # "off" first: the last one (the default, "auto") is "ours"
@@ -227,6 +237,7 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
                         cfg,
                         round_relaxation=_ROUNDING[rounding],
                         local_search=_ROUNDING[search],
+                        tighten_anchors=_ROUNDING[tighten],
                     )
                     t_ours = time.perf_counter() - t0
                     if rounding == "off" and len(roundings) > 1:
@@ -235,19 +246,20 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
                             "off_status": str(getattr(sol.status, "value", sol.status)),
                             "off_obj": sol.objective,
                         }
-                ls_runs[search].append(
+                ls_runs[label].append(
                     {
                         "time": t_ours,
                         "status": str(getattr(sol.status, "value", sol.status)),
                         "obj": sol.objective,
                         "gap": sol.mip_gap,
                         "rounds": sol.n_iter,
+                        "load": os.getloadavg()[0],
                     }
                 )
-        if len(searches) > 1 or args.csvm_repeats > 1:
+        if len(settings) > 1 or args.csvm_repeats > 1:
             extra["local_search_runs"] = ls_runs
         # "ours": the median time of the last setting's repeats
-        t_ours = float(np.median([r["time"] for r in ls_runs[searches[-1]]]))
+        t_ours = float(np.median([r["time"] for r in ls_runs[settings[-1][2]]]))
         model, _, _ = build_csvm_model(p)
         scip = solve_scip(model, cfg)
         both = sol.status == SolveStatus.optimal and scip.status is SolveStatus.optimal
@@ -268,6 +280,7 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
             "ratio": ratio,
             "time_limit": cfg.time_limit,
             "rounding": roundings[-1],
+            "tighten_anchors": tightens[-1],
             **extra,
         }
         if "off_time" in extra:
@@ -290,7 +303,8 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
             for search, runs in ls_runs.items():
                 times = [r["time"] for r in runs]
                 print(
-                    f"    local_search={search}: "
+                    f"    {'local_search' if len(tightens) == 1 else 'ls/tighten'}"
+                    f"={search}: "
                     + ", ".join(
                         f"{r['time']:.2f}s {r['status']} ({r['rounds']} rounds)"
                         for r in runs
@@ -538,6 +552,15 @@ def main(argv: list[str] | None = None) -> int:
         default=["auto"],
         help="csvm section: solve_csvm(local_search=) of ours; 'off auto' times "
         "both (alternately, --csvm-repeats times each; same SCIP reference)",
+    )
+    ap.add_argument(
+        "--csvm-tighten",
+        nargs="+",
+        choices=tuple(_ROUNDING),
+        default=["auto"],
+        help="csvm section: solve_csvm(tighten_anchors=) of ours; 'off auto' times "
+        "both (alternately with each --csvm-local-search value, --csvm-repeats "
+        "times each; same SCIP reference)",
     )
     ap.add_argument(
         "--csvm-repeats",

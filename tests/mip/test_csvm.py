@@ -406,3 +406,91 @@ def test_local_search_value_is_checked() -> None:
     )
     with pytest.raises(ValueError, match="local_search must be"):
         solve_csvm(p, MipConfig(time_limit=10), local_search="yes")
+
+
+@pytest.mark.parametrize("tnr", [None, 0.5])
+def test_anchor_tightening_keeps_the_brute_force_optimum(tnr: float | None) -> None:
+    """solve_csvm(tighten_anchors=True) (bounded big-M, rows dropped) is exact.
+
+    With a TPR floor only, the negative anchors are in no floor, so their rows can
+    be dropped; with both floors every anchor's big-M is bounded.
+    """
+    X, y = make_data(7)
+    p = CsvmProblem.from_data(
+        X,
+        y,
+        np.arange(20) >= 12,
+        C=5.0,
+        kernel="linear",
+        min_tpr=0.75,
+        min_tnr=tnr,
+        hoeffding_alpha=None,
+    )
+    ref = brute_force_csvm(p, "primal")
+    sol = solve_csvm(p, MipConfig(time_limit=60), tighten_anchors=True)
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(ref, rel=1e-4, abs=1e-6)
+    assert sol.bound <= sol.objective + 1e-9
+
+
+def test_anchor_tightening_master_keeps_its_optimum() -> None:
+    """The tightened master has the master's optimum (HiGHS on both as the oracle).
+
+    Under a cutoff above the master's optimum, the optimal point lies in the
+    polytope the big-M are bounded over, so both masters have the same optimum;
+    the tightened one must also be smaller (bounded M, rows dropped), or the test
+    would pass with the identity.
+    """
+    from torchsvm.mip.csvm import anchor_tightening
+    from torchsvm.mip.highs import solve_highs
+    from torchsvm.mip.outer_approx import OuterApproximation
+
+    X, y = make_data(11, n=80, d=3)
+    p = CsvmProblem.from_data(
+        X,
+        y,
+        np.arange(80) >= 40,
+        C=20.0,
+        kernel="linear",
+        min_tpr=0.9,
+        hoeffding_alpha=None,
+    )
+    model, layout, factor = build_csvm_model(p)
+    cfg = MipConfig(time_limit=60)
+    oa = OuterApproximation(model, cfg, factor=factor)
+    start = csvm_start(p, layout, None)
+    assert start.x is not None
+    oa.set_start(start.x)
+    oa.relax()
+    master = oa.lifted.master_model()
+    ref = solve_highs(master, cfg)
+    assert ref.status == "optimal"
+    cutoff = oa.ub
+    assert ref.objective <= cutoff
+    tight = anchor_tightening(p, layout)(master, cutoff, 30.0)
+    assert tight.n_rows < master.n_rows  # negative anchors (no floor) dropped
+    zc = layout.z.start + np.arange(layout.floor_idx.size)
+    nI = layout.train_idx.size
+    kept_anchor = np.asarray(tight.A.tocsr()[nI:, zc].min(axis=1).todense()).ravel()
+    assert np.any((kept_anchor < 0) & (kept_anchor > -p.big_m + 1e-9))
+    got = solve_highs(tight, cfg)
+    assert got.status == "optimal"
+    assert got.objective == pytest.approx(ref.objective, rel=1e-6, abs=1e-8)
+    # no point outside the master: the tightened optimum is a master point
+    from torchsvm.mip.model import check_feasible as feasible
+
+    assert feasible(master, got.x, tol=1e-6)[0]
+
+
+def test_tighten_anchors_value_is_checked() -> None:
+    X, y = make_data(0)
+    p = CsvmProblem.from_data(
+        X, y, np.arange(20) >= 13, min_tpr=0.9, hoeffding_alpha=None
+    )
+    with pytest.raises(ValueError, match="tighten_anchors must be"):
+        solve_csvm(p, MipConfig(time_limit=10), tighten_anchors="yes")
+    q = CsvmProblem.from_data(
+        X, y, None, min_tpr=0.9, hoeffding_alpha=None, on_training=True
+    )
+    with pytest.raises(ValueError, match="primal form of S5"):
+        solve_csvm(q, MipConfig(time_limit=10), tighten_anchors=True)

@@ -46,6 +46,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -53,6 +54,7 @@ import scipy.sparse as sp
 from torchsvm.config import SolverConfig
 from torchsvm.exceptions import InfeasibleProblemError, SolverError
 from torchsvm.kernels import compute_kernel_np
+from torchsvm.mip.highs import PersistentLp
 from torchsvm.mip.model import MipConfig, MipModel, MipResult
 from torchsvm.mip.outer_approx import factor_psd, solve_convex_miqp
 from torchsvm.mip.solve import solve_model
@@ -72,6 +74,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "CsvmLayout",
     "CsvmSolution",
+    "anchor_tightening",
     "build_csvm_model",
     "csvm_start",
     "fit_s1",
@@ -825,6 +828,146 @@ def floor_swaps(
     return swaps
 
 
+#: Relative safety on the LP bounds of :func:`anchor_tightening` (HiGHS's
+#: feasibility and optimality tolerances are 1e-6 / 1e-7).
+_TIGHTEN_SAFETY = 1e-5
+
+
+def anchor_tightening(
+    problem: CsvmProblem, layout: CsvmLayout
+) -> Callable[[MipModel, float, float], MipModel]:
+    """Big-M of the anchor rows bounded under the cutoff (S5, primal form).
+
+    For the outer approximation's ``tighten`` (:class:`~torchsvm.mip.outer_approx.
+    OuterApproximation`). Every master point with objective ``<= U`` (the cutoff)
+    lies in the master's LP relaxation without its anchor and floor rows, with the
+    objective row ``c x + sum_k t_k <= U``; over that polytope, one LP per anchor
+    ``j`` gives ``m_j <= min y_j (w.x_j + b)``:
+
+    - a floor member's row ``y_j f(x_j) >= 1 - M1 (1 - z_j)`` becomes
+      ``y_j f(x_j) >= 1 - M_j (1 - z_j)`` with ``M_j = 1 - m_j`` (``m_j`` lowered by
+      :data:`_TIGHTEN_SAFETY` ``(1 + |m_j|)`` for the LP's tolerances) where that is
+      below ``M1``; at ``M_j <= 0`` its ``z_j = 1``
+      is fixed (always met, and it only helps the floors);
+    - an anchor in no floor (its ``z_j`` only loosens its own row, so ``z_j = 0``
+      is no worse) whose ``m_j`` over the box of ``(w, b)`` (12 LPs) is at least
+      ``1 - M1`` loses its row, and its ``z_j`` is fixed at 0.
+
+    The returned master's points with objective ``<= U`` are points of the given
+    one, and every point of the given one with objective ``<= U`` has a point with
+    the same objective in it (``z_j`` of the second kind set to 0), as ``tighten``
+    asks. Bounds are computed
+    again only when the cutoff has dropped (more cuts only shrink the polytope, so
+    earlier bounds stay valid). Why: with ``M1 = 100`` the master's LP relaxation
+    lets every anchor's ``z_j`` sit near 1 whatever its margin; on linear n = 1000
+    of scripts/bench_mip.py the bounded ``M_j`` have median 3.4 and the 314 rows
+    of the negative anchors go, and the one master there takes about half as long
+    (docs/benchmarks.md, "Session 10 (MIP)").
+    """
+    if layout.form != "primal" or problem.on_training:
+        raise ValueError("anchor_tightening needs the primal form of S5 (anchor rows)")
+    I, F, y, X = layout.train_idx, layout.floor_idx, problem.y, problem.X
+    nI, nF = I.size, F.size
+    M1 = float(problem.big_m)
+    rows = nI + np.arange(nF)  # the anchor rows, in F's order (build_csvm_model)
+    zcol = layout.z.start + np.arange(nF)
+    ucols = np.array([*range(layout.w.start, layout.w.stop), layout.b], dtype=np.int64)
+    D = y[F][:, None] * np.hstack([X[F], np.ones((nF, 1))])  # margins: D @ (w, b)
+    pos_in_F = {int(r): t for t, r in enumerate(F)}
+    in_floor = np.zeros(nF, dtype=bool)
+    for fl in problem.floors:
+        in_floor[[pos_in_F[int(r)] for r in problem.floor_members(fl)]] = True
+    # floor members in order of their direction's angle: neighbouring LPs re-solve
+    # from close bases
+    fm = np.flatnonzero(in_floor)
+    fm = fm[np.argsort(np.arctan2(D[fm, 1], D[fm, 0]), kind="stable")]
+    state: dict[str, Any] = {"cutoff": math.inf, "m": None}
+
+    def bounds(master: MipModel, cutoff: float, time_limit: float) -> None:
+        t_end = time.perf_counter() + time_limit
+        A = sp.csr_array(master.A)
+        # rows: the model's (I, anchors, floors), then r = L^T x_S and the cuts
+        keep = np.ones(A.shape[0], dtype=bool)
+        keep[nI : nI + nF + len(problem.floors)] = False
+        lp = MipModel(
+            c=np.zeros(master.n_cols),
+            A=sp.vstack([A[keep], sp.csr_array(master.c[None, :])], format="csr"),
+            row_lower=np.concatenate([master.row_lower[keep], [-np.inf]]),
+            row_upper=np.concatenate(
+                [master.row_upper[keep], [cutoff - float(master.offset)]]
+            ),
+            col_lower=master.col_lower,
+            col_upper=master.col_upper,
+        )
+        plp = PersistentLp(lp, MipConfig(time_limit=max(time_limit, 1e-3)))
+        m = np.full(nF, -np.inf)
+        box = np.full((2, ucols.size), [[-np.inf], [np.inf]])
+        for side, sgn in ((0, 1.0), (1, -1.0)):
+            for i in range(ucols.size):
+                left = t_end - time.perf_counter()
+                if left <= 0:
+                    break
+                c = np.zeros(ucols.size)
+                c[i] = sgn
+                plp.change_costs(ucols, c)
+                res = plp.solve(left)
+                if res.status is SolveStatus.optimal:
+                    v = sgn * res.objective
+                    box[side, i] = v - _TIGHTEN_SAFETY * (1.0 + abs(v)) * sgn
+        lo_b = np.where(D > 0, box[0], box[1])
+        with np.errstate(invalid="ignore"):
+            m_box = np.where(D != 0, D * lo_b, 0.0).sum(axis=1)
+        m[~in_floor] = m_box[~in_floor]
+        for t in fm:
+            left = t_end - time.perf_counter()
+            if left <= 0:
+                break
+            plp.change_costs(ucols, D[t])
+            res = plp.solve(left)
+            if res.status is SolveStatus.optimal:
+                m[t] = res.objective - _TIGHTEN_SAFETY * (1.0 + abs(res.objective))
+        state.update(cutoff=cutoff, m=m)
+
+    def tighten(master: MipModel, cutoff: float, time_limit: float) -> MipModel:
+        if cutoff < state["cutoff"] and time_limit > 0:
+            bounds(master, cutoff, time_limit)
+        m = state["m"]
+        if m is None:
+            return master
+        A = sp.csr_array(master.A).tolil()
+        lo = master.row_lower.copy()
+        col_lo, col_up = master.col_lower.copy(), master.col_upper.copy()
+        keep = np.ones(master.n_rows, dtype=bool)
+        for t in np.flatnonzero(in_floor & (1.0 - m < M1)):
+            Mj = max(1.0 - m[t], 0.0)
+            A[rows[t], zcol[t]] = -Mj
+            lo[rows[t]] = 1.0 - Mj
+            if Mj == 0.0:
+                col_lo[zcol[t]] = 1.0
+        gone = np.flatnonzero(~in_floor & (m >= 1.0 - M1))
+        keep[rows[gone]] = False
+        col_up[zcol[gone]] = 0.0
+        col_lo[zcol[gone]] = 0.0
+        logger.debug(
+            "anchor rows under cutoff %.8g: median M_j %.3g over %d floor members, "
+            "%d rows dropped",
+            cutoff,
+            float(np.median(np.minimum(1.0 - m[in_floor], M1))) if fm.size else M1,
+            fm.size,
+            gone.size,
+        )
+        return replace(
+            master,
+            A=sp.csr_array(A)[keep],
+            row_lower=lo[keep],
+            row_upper=master.row_upper[keep],
+            col_lower=col_lo,
+            col_upper=col_up,
+        )
+
+    return tighten
+
+
 def _diagnose_infeasible(problem: CsvmProblem, form: str, config: MipConfig) -> str:
     """Name the floor(s) that cannot be met (each alone, then together)."""
     bad = []
@@ -867,6 +1010,7 @@ def solve_csvm(
     qp_solver: str = "ipm",
     round_relaxation: bool | str = "auto",
     local_search: bool | str = "auto",
+    tighten_anchors: bool | str = "auto",
 ) -> CsvmSolution:
     """Solve the CSVM exactly by outer approximation, warm-started by sliding b.
 
@@ -927,6 +1071,13 @@ def solve_csvm(
         (measured there: linear n = 1000 of scripts/bench_mip.py one master instead
         of two; at n = 500 it only added QPs); off for S5c and the kernel form,
         where it was not measured.
+    tighten_anchors : bool or "auto"
+        Bound the anchor rows' big-M under each master's cutoff and drop the rows
+        of anchors in no floor that cannot bind there (:func:`anchor_tightening`;
+        primal form of S5 only). Each master keeps exactly the points that can
+        beat the incumbent, so the answer stays exact. ``auto``: on where
+        ``local_search`` is (primal S5 with more than :data:`LOCAL_SEARCH_MIN_INT`
+        anchors).
 
     Returns
     -------
@@ -961,6 +1112,18 @@ def solve_csvm(
         if local_search == "auto"
         else bool(local_search)
     )
+    if tighten_anchors not in (True, False, "auto"):
+        raise ValueError(
+            f"tighten_anchors must be True, False or 'auto', got {tighten_anchors!r}"
+        )
+    big_s5 = (
+        layout.form == "primal"
+        and not problem.on_training
+        and layout.floor_idx.size > LOCAL_SEARCH_MIN_INT
+    )
+    tighten_on = big_s5 if tighten_anchors == "auto" else bool(tighten_anchors)
+    if tighten_on and (layout.form != "primal" or problem.on_training):
+        raise ValueError("tighten_anchors needs the primal form of S5 (anchor rows)")
     start = None
     if use_start:
         # the start's refits may use at most half of the limit (the first is always made)
@@ -1003,6 +1166,7 @@ def solve_csvm(
         qp_solver=qp_solver,
         rounding=floor_rounding(problem, layout) if rounding_on else None,
         improve=floor_swaps(problem, layout) if search_on else None,
+        tighten=anchor_tightening(problem, layout) if tighten_on else None,
     )
     if res.status is SolveStatus.infeasible:
         left = max(deadline - time.perf_counter(), 1e-3)

@@ -317,6 +317,17 @@ class OuterApproximation:
         Local search: maps the incumbent (model columns) to neighbouring integer
         assignments, polished before the first master (:meth:`local_search`). Like
         ``rounding`` it only proposes incumbents.
+    tighten : callable, optional
+        Master presolve under the cutoff: ``tighten(master, cutoff, time_limit)``
+        gets a master with an incumbent (columns ``[x, r, t]``, the model's rows
+        first, then the rows ``r = L^T x_S`` and the cuts) and returns a master over
+        the same columns whose points with objective ``<= cutoff`` (a) are points
+        of ``master`` and (b) include, for every point of ``master`` with objective
+        ``<= cutoff``, one with the same objective (e.g. big-M coefficients bounded
+        over the master's LP relaxation with its objective row at ``cutoff``). The
+        master's bound and "nothing below the cutoff" stay proofs for the model,
+        and the points it returns (below the cutoff) stay points of the model's
+        relaxation (:meth:`master`).
     """
 
     def __init__(
@@ -329,6 +340,7 @@ class OuterApproximation:
         max_rounds: int = 200,
         rounding: Callable[[np.ndarray], Sequence[np.ndarray]] | None = None,
         improve: Callable[[np.ndarray], Sequence[np.ndarray]] | None = None,
+        tighten: Callable[[MipModel, float, float], MipModel] | None = None,
     ) -> None:
         self.t0 = time.perf_counter()
         self.config = MipConfig() if config is None else config
@@ -357,6 +369,7 @@ class OuterApproximation:
         self.max_rounds = int(max_rounds)
         self.rounding = rounding
         self.improve = improve
+        self.tighten = tighten
         self.lifted = _Lifted(model, factor)
         self.integ = self.lifted.integ
         self.int_idx = np.flatnonzero(self.integ)
@@ -709,6 +722,10 @@ class OuterApproximation:
                 "mip_heuristic_effort": 0.0,
                 **_PROOF_OPTIONS,
             }
+        if self.tighten is not None and math.isfinite(cutoff):
+            t = time.perf_counter()
+            master = self.tighten(master, cutoff, 0.25 * self.remaining())
+            logger.debug("master tightened: %.3f s", time.perf_counter() - t)
         assert master.A is not None
         if (
             master.A.nnz > _DENSE_MASTER_NNZ
@@ -915,6 +932,7 @@ def solve_convex_miqp(
     lower_bound: float | None = None,
     rounding: Callable[[np.ndarray], Sequence[np.ndarray]] | None = None,
     improve: Callable[[np.ndarray], Sequence[np.ndarray]] | None = None,
+    tighten: Callable[[MipModel, float, float], MipModel] | None = None,
 ) -> MipResult:
     """Solve a convex MIQP exactly by outer approximation (SPEC S5 "Solving").
 
@@ -946,6 +964,8 @@ def solve_convex_miqp(
         Primal heuristic on the continuous relaxation (:class:`OuterApproximation`).
     improve : callable, optional
         Local search from the incumbent (:meth:`OuterApproximation.local_search`).
+    tighten : callable, optional
+        Master presolve under the cutoff (:class:`OuterApproximation`).
 
     Returns
     -------
@@ -967,6 +987,7 @@ def solve_convex_miqp(
         max_rounds=max_rounds,
         rounding=rounding,
         improve=improve,
+        tighten=tighten,
     )
     oa.seed(incumbents, cut_points, lower_bound)
     return oa.run(start)
