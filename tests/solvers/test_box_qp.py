@@ -12,8 +12,9 @@ from sklearn.svm import SVC
 from torchsvm.config import SolverConfig
 from torchsvm.exceptions import DataError
 from torchsvm.problems.svm import BatchedSvmProblem
-from torchsvm.solvers.box_qp import BoxQpSolver
+from torchsvm.solvers.box_qp import BoxQpSolver, merge_duplicate_rows
 from torchsvm.solvers.factor import build_factor
+from torchsvm.solvers.kkt import duality_gap
 
 TOL_F = 1e-3  # decision values: max|df| <= TOL_F * max(1, max|f|)  (issue #2, SPEC S8)
 TOL_GAP = 1e-6
@@ -457,3 +458,94 @@ def test_active_set_factor_reuse_changes_nothing() -> None:
     for a, b_ in zip(out[0][:3], out[1][:3], strict=True):
         np.testing.assert_allclose(a.numpy(), b_.numpy(), rtol=1e-9, atol=1e-9)
     assert bool(out[0][4].all()) and bool(out[1][4].all())
+
+
+def _duplicate_heavy(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """120 distinct rows, each repeated 1-4 times (some copies with the other label)."""
+    X, y = _synthetic(120, 4, seed=seed)
+    rng = np.random.default_rng(seed)
+    rep = rng.integers(1, 5, size=120)
+    Xr, yr = np.repeat(X, rep, axis=0), np.repeat(y, rep)
+    flip = rng.choice(len(yr), 15, replace=False)  # equal x, opposite labels
+    yr[flip] = -yr[flip]
+    perm = rng.permutation(len(yr))
+    return Xr[perm], yr[perm]
+
+
+def test_merge_duplicate_rows_sums_bounds_and_keeps_opposite_labels() -> None:
+    X, y = _duplicate_heavy(1)
+    n = len(y)
+    counts = np.random.default_rng(1).integers(0, 3, size=(3, n)).astype(float)
+    prob = BatchedSvmProblem.from_weights(
+        X, y, [0.5, 1.0, 2.0], counts, kernel="linear"
+    )
+    sub, group = merge_duplicate_rows(prob)
+    key = np.concatenate([X, y[:, None]], 1)
+    m = len(np.unique(key, axis=0))
+    assert sub.n_samples == m < n
+    g = group.numpy()
+    for j in range(m):  # every merged row: one (x, y), the sum of its rows' bounds
+        rows = g == j
+        assert len(np.unique(key[rows], axis=0)) == 1
+        np.testing.assert_array_equal(sub.X[j].numpy(), X[rows][0])
+        assert float(sub.y[j]) == y[rows][0]
+        np.testing.assert_allclose(
+            sub.U[:, j].numpy(), prob.U.numpy()[:, rows].sum(1), rtol=1e-15
+        )
+    distinct = BatchedSvmProblem.from_weights(X[:5], [1, -1, 1, -1, 1], [1.0])
+    if len(np.unique(X[:5], axis=0)) == 5:
+        assert merge_duplicate_rows(distinct) is None
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_duplicate_rows_merged_solve_matches_libsvm(kernel: str) -> None:
+    # bootstrap counts on rows that repeat: the merged solve must give the original
+    # problem's optimum (libsvm on the original rows), a certificate, and alphas
+    # feasible for the original bounds
+    X, y = _duplicate_heavy(2)
+    n = len(y)
+    rng = np.random.default_rng(2)
+    counts = np.stack(
+        [np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(4)]
+    )
+    Cs = [0.1, 1.0, 10.0]
+    prob = BatchedSvmProblem.from_bootstrap(X, y, Cs, counts, kernel=kernel, gamma=0.5)
+    sol = BoxQpSolver()(prob)
+    assert bool(sol.converged.all())
+    assert float(sol.duality_gap.max()) <= SolverConfig().tol
+    A, U, yt = sol.alpha, prob.U, prob.y
+    assert bool((A >= 0).all()) and bool((A <= U).all())
+    assert bool((A[U == 0] == 0).all())
+    assert float((A * yt).sum(1).abs().max()) <= 1e-10 * float(U.sum(1).max())
+    # the gap recomputed from the returned alphas on the original rows
+    K = (
+        (prob.X @ prob.X.T)
+        if kernel == "linear"
+        else torch.exp(-0.5 * torch.cdist(prob.X, prob.X) ** 2)
+    )
+    QA = (A * yt) @ K * yt
+    rel = duality_gap(A, QA, yt, U, None)[2]
+    assert float(rel.max()) <= SolverConfig().tol
+    F = _scores(prob, sol, X)
+    c_idx, rep_idx = prob.index["c_idx"].numpy(), prob.index["rep_idx"].numpy()
+    for p in range(prob.n_problems):
+        ref = SVC(kernel=kernel, C=Cs[c_idx[p]], gamma=0.5, tol=1e-8)
+        fr = ref.fit(X, y, sample_weight=counts[rep_idx[p]]).decision_function(X)
+        _assert_close_to_libsvm(F[p], fr)
+
+
+@pytest.mark.slow
+def test_duplicate_rows_merged_warm_start_and_float32() -> None:
+    # against the solve without merging (slow on this degenerate batch: it is what the
+    # merging avoids)
+    X, y = _duplicate_heavy(3)
+    prob = BatchedSvmProblem.from_weights(X, y, [0.3, 3.0], kernel="linear")
+    ref = BoxQpSolver(merge_duplicates=False)(prob)
+    warm = BoxQpSolver()(prob, init=ref)
+    assert bool(warm.converged.all())
+    np.testing.assert_allclose(warm.dual.numpy(), ref.dual.numpy(), rtol=1e-6)
+    p32 = prob.to(dtype=torch.float32)
+    s32 = BoxQpSolver(SolverConfig(tol=1e-5))(p32)
+    assert bool(s32.converged.all()) and s32.alpha.dtype == torch.float32
+    assert bool((s32.alpha >= 0).all()) and bool((s32.alpha <= p32.U).all())
+    np.testing.assert_allclose(s32.dual.double().numpy(), ref.dual.numpy(), rtol=1e-4)

@@ -5,9 +5,11 @@ Every problem ``p`` of a batch solves (libsvm convention)::
     min_a  1/2 a^T Q a + 1/2 sum_i s_pi a_i^2 - 1^T a
     s.t.   y^T a = 0,   0 <= a_i <= u_pi,
 
-with ``Q = diag(y) K diag(y)`` shared. :class:`BoxQpSolver` picks the method, splits the
-batch into chunks that fit the memory budget and hands rows one method cannot certify to
-another. The methods, one module each:
+with ``Q = diag(y) K diag(y)`` shared. :class:`BoxQpSolver` first merges rows of equal
+``(x, y)`` into one whose bound is the sum of theirs (:func:`merge_duplicate_rows`, exact;
+the merged solution is split back in proportion to the bounds), then picks the method,
+splits the batch into chunks that fit the memory budget and hands rows one method cannot
+certify to another. The methods, one module each:
 
 - :mod:`torchsvm.solvers.ipm` (``ipm``): when the factor of ``Q`` has a small rank (the
   linear kernel with ``d`` features: ``k <= d``), batched Mehrotra interior-point steps
@@ -44,6 +46,7 @@ recorded in docs/benchmarks.md.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import torch
 
@@ -133,6 +136,46 @@ def _certify(
     return out[0], out[1], out[2], out[3]
 
 
+def merge_duplicate_rows(
+    prob: BatchedSvmProblem,
+) -> tuple[BatchedSvmProblem, torch.Tensor] | None:
+    """Merge the rows of equal ``(x, y)`` into one whose bound is the sum of theirs.
+
+    With equal ``x`` and ``y`` the rows' hinge losses are equal at every ``(w, b)``, so
+    the primal ``1/2 ||w||^2 + sum_i u_pi xi_i`` is that of one row with bound
+    ``sum u_pi`` for every kernel; a dual solution of the merged problem, split over
+    the rows in proportion to their bounds, is a dual solution of the original with
+    the same ``y^T a``, ``Q a``, objective and gap. Only for batches without a
+    diagonal shift (S1b weighs squared slacks, whose merged dual is not a sum of
+    bounds). Rows of equal ``x`` and opposite labels are kept apart.
+
+    Returns
+    -------
+    (merged problem, group) or None
+        ``group`` (n,): the merged row of each original row (merged rows in the order
+        of their first original row); None when every row is distinct.
+    """
+    if prob.S is not None:
+        return None
+    key = torch.cat([prob.X, prob.y[:, None]], 1)
+    _, inv = torch.unique(key, dim=0, return_inverse=True)
+    m = int(inv.max()) + 1
+    n = prob.n_samples
+    if m == n:
+        return None
+    idx = torch.arange(n, device=inv.device)
+    first = torch.full((m,), n, dtype=torch.long, device=inv.device)
+    first = first.scatter_reduce(0, inv, idx, reduce="amin")
+    order = torch.argsort(first)  # merged rows in the order of first occurrence
+    rank = torch.empty_like(order)
+    rank[order] = torch.arange(m, device=inv.device)
+    group = rank[inv]
+    keep = first[order]
+    U = torch.zeros((prob.n_problems, m), dtype=prob.dtype, device=prob.device)
+    U.index_add_(1, group, prob.U)
+    return replace(prob, X=prob.X[keep], y=prob.y[keep], U=U), group
+
+
 def _problem_scale(prob: BatchedSvmProblem) -> torch.Tensor:
     """Each problem's ``C`` (or its mean finite bound when the batch has no ``C``)."""
     if prob.C is not None:
@@ -167,6 +210,10 @@ class BoxQpSolver:
         several values of ``C`` along the ``C`` path (see the module docstring; only
         for ``n <= 2000``, where it was measured to pay); False solves every problem
         by the interior point.
+    merge_duplicates : bool
+        Solve rows of equal ``(x, y)`` as one (:func:`merge_duplicate_rows`; batches
+        without a diagonal shift, and only when no ``factor`` is given); False solves
+        the rows as they are.
 
     Examples
     --------
@@ -186,9 +233,11 @@ class BoxQpSolver:
         *,
         c_path: bool = True,
         smo: bool | None = None,
+        merge_duplicates: bool = True,
     ) -> None:
         self.config = config or SolverConfig()
         self.c_path = c_path
+        self.merge_duplicates = merge_duplicates
         # RBF (issue 14, session 6): dense batches by SMO (solvers/smo.py); None: the
         # rule of smo.use_smo, True/False force it on/off
         self.smo = smo
@@ -211,6 +260,66 @@ class BoxQpSolver:
         factor : SharedFactor, optional
             A factorisation of ``Q`` computed earlier for the same ``X``, ``y``, kernel.
         """
+        init_alpha = init.alpha if isinstance(init, BatchedSvmSolution) else init
+        P, n = problem.n_problems, problem.n_samples
+        if init_alpha is not None and tuple(init_alpha.shape) != (P, n):
+            raise ValueError(
+                f"init must have shape (P, n) = ({P}, {n}); got {tuple(init_alpha.shape)}"
+            )
+        init_rho = init.rho if isinstance(init, BatchedSvmSolution) else None
+        if self.merge_duplicates and factor is None and problem.S is None:
+            with torch.inference_mode():
+                merged = merge_duplicate_rows(problem)
+            if merged is not None:
+                sub, group = merged
+                a0 = None
+                if init_alpha is not None:
+                    a0 = torch.zeros_like(sub.U).index_add_(
+                        1, group, init_alpha.to(sub.device, sub.dtype)
+                    )
+                sol = self._solve(sub, a0, init_rho, factor)
+                return self._split_merged(problem, sub, group, sol)
+        return self._solve(problem, init_alpha, init_rho, factor)
+
+    def _split_merged(
+        self,
+        problem: BatchedSvmProblem,
+        sub: BatchedSvmProblem,
+        group: torch.Tensor,
+        sol: BatchedSvmSolution,
+    ) -> BatchedSvmSolution:
+        """The solution of the merged problem ``sub`` on the rows of ``problem``: each
+        merged coordinate split over its rows in proportion to their bounds, which keeps
+        ``0 <= a <= u``, ``y^T a`` and ``W^T a`` (the intercept, objectives and gap are
+        those of ``sub``)."""
+        with torch.inference_mode():
+            U = problem.U
+            Ug = sub.U[:, group]
+            share = torch.where(Ug > 0, U / torch.where(Ug > 0, Ug, 1.0), 0.0)
+            alpha = torch.minimum(sol.alpha[:, group] * share, U)
+            w = None
+            if problem.kernel == "linear":
+                w = (alpha * problem.y) @ problem.X
+        return BatchedSvmSolution(
+            alpha=alpha,
+            b=sol.b,
+            w=w,
+            status=sol.status,
+            n_iter=sol.n_iter,
+            primal=sol.primal,
+            dual=sol.dual,
+            duality_gap=sol.duality_gap,
+            rho=sol.rho,
+        )
+
+    def _solve(
+        self,
+        problem: BatchedSvmProblem,
+        init_alpha: torch.Tensor | None,
+        init_rho: torch.Tensor | None,
+        factor: SharedFactor | None,
+    ) -> BatchedSvmSolution:
+        """:meth:`__call__` on a batch whose duplicate rows are merged (or kept)."""
         cfg = self.config
         P, n = problem.n_problems, problem.n_samples
         method = cfg.method
@@ -222,12 +331,6 @@ class BoxQpSolver:
                 method = "pdas"  # full-rank Q: no eigendecomposition needed
             else:
                 method = "admm"  # becomes "ipm" below once the rank is known
-        init_alpha = init.alpha if isinstance(init, BatchedSvmSolution) else init
-        init_rho = init.rho if isinstance(init, BatchedSvmSolution) else None
-        if init_alpha is not None and tuple(init_alpha.shape) != (P, n):
-            raise ValueError(
-                f"init must have shape (P, n) = ({P}, {n}); got {tuple(init_alpha.shape)}"
-            )
         budget = self._memory_budget(problem)
         with torch.inference_mode():
             if method == "pdas" and use_smo(problem, self.smo):
