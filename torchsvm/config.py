@@ -62,7 +62,10 @@ class SolverConfig:
         solved again in float64 from the float32 iterate and certified by the float64
         gap; their ``alpha`` is returned rounded to float32, whose own gap can be up to
         about ``1e-5`` (measured 1.5e-6 on SPEC S8's tiny RBF batch; docs/benchmarks.md,
-        "float32 at the default tolerance").
+        "float32 at the default tolerance"). With ``method="auto"``, float32 batches
+        of the linear kernel with ``d < n`` (the low-rank route) and ``tol < 1e-4``
+        are solved in float64 from the start and rounded the same way
+        (docs/benchmarks.md, session 10).
     max_iter : int
         Iteration cap per problem (ADMM iterations, or gradient steps in the fallback).
     check_every : int

@@ -81,6 +81,9 @@ _PURIFY_ABOVE = 4
 _PATH_MAX_ITER = 200
 # smallest batch for which ``ipm`` tries ADMM first (see ``_ipm``)
 _ADMM_FIRST_MIN_PROBLEMS = 1000
+# float32 batches of the low-rank (linear) route with ``tol`` below this are solved in
+# float64 and rounded (see ``_solve_in_float64``)
+_FLOAT32_MIN_TOL = 1e-4
 # largest n for the C path: the active set changes one bound per blocked step and the
 # changes between neighbouring C grow with n. Measured (11 C x 500 bootstrap
 # replicates, linear): n = 512 breast_cancer, at most 46 iterations per stage, the
@@ -331,6 +334,14 @@ class BoxQpSolver:
                 method = "pdas"  # full-rank Q: no eigendecomposition needed
             else:
                 method = "admm"  # becomes "ipm" below once the rank is known
+        if (
+            problem.dtype == torch.float32
+            and cfg.method == "auto"
+            and method == "admm"  # the linear kernel with d < n: the low-rank route
+            and cfg.tol < _FLOAT32_MIN_TOL
+            and factor is None
+        ):
+            return self._solve_in_float64(problem, init_alpha)
         budget = self._memory_budget(problem)
         with torch.inference_mode():
             if method == "pdas" and use_smo(problem, self.smo):
@@ -433,6 +444,52 @@ class BoxQpSolver:
         )
 
     # ---------------------------------------------------------------- helpers
+    def _solve_in_float64(
+        self, problem: BatchedSvmProblem, init_alpha: torch.Tensor | None
+    ) -> BatchedSvmSolution:
+        """Solve a float32 batch of the low-rank route in float64 (same float32-valued
+        data), certify it by the float64 gap and round the answer to float32.
+
+        At a ``tol`` below about ``1e-4`` float32 cannot certify the larger ``C`` of a
+        bootstrap grid (the rounding of the gap's own terms; docs/benchmarks.md,
+        session 6), so the float32 path ended in :meth:`_refine_float64` anyway, after
+        the active set had spent its iteration cap and the interior point had run
+        again in float32: measured on the main job's fold at ``tol = 1e-7`` 42-51 CPU s
+        against 3.3-3.6 solved so, and on S8 linear 14.6-14.7 against 4.9-5.1
+        (docs/benchmarks.md, session 10). The low-rank route keeps ``O(P n)`` memory,
+        so float64 costs at most twice the float32 iterates; the dense (RBF) route,
+        whose ``n x n`` matrix float32 may have been chosen to fit, is left as it is.
+        """
+        logger.info(
+            "float32 batch of %d problems solved in float64 (tol=%g below float32's "
+            "reach)",
+            problem.n_problems,
+            self.config.tol,
+        )
+        sub = problem.to(dtype=torch.float64)
+        a0 = None if init_alpha is None else init_alpha.to(sub.device, torch.float64)
+        sol = BoxQpSolver(
+            self.config,
+            c_path=self.c_path,
+            smo=self.smo,
+            merge_duplicates=self.merge_duplicates,
+        )(sub, a0)
+
+        def f32(t: torch.Tensor | None) -> torch.Tensor | None:
+            return None if t is None else t.to(torch.float32)
+
+        return BatchedSvmSolution(
+            alpha=f32(sol.alpha),  # type: ignore[arg-type]
+            b=f32(sol.b),  # type: ignore[arg-type]
+            w=f32(sol.w),
+            status=sol.status,
+            n_iter=sol.n_iter,
+            primal=f32(sol.primal),  # type: ignore[arg-type]
+            dual=f32(sol.dual),  # type: ignore[arg-type]
+            duality_gap=f32(sol.duality_gap),  # type: ignore[arg-type]
+            rho=f32(sol.rho),  # type: ignore[arg-type]
+        )
+
     def _memory_budget(self, problem: BatchedSvmProblem) -> int:
         if self.config.memory_bytes is not None:
             return int(self.config.memory_bytes)
