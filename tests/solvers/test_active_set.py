@@ -253,6 +253,7 @@ def test_grouped_face_solves_match_one_padded_batch(dtype: torch.dtype) -> None:
     torch.testing.assert_close(b2[good], b1[good], rtol=tol, atol=tol)
 
 
+@pytest.mark.slow  # 84 s at load 8 (two solves of the batch and libsvm at tol 1e-10)
 def test_wide_interior_start_is_purified_to_a_narrow_face(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
