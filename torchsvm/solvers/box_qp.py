@@ -468,12 +468,8 @@ class BoxQpSolver:
         )
         sub = problem.to(dtype=torch.float64)
         a0 = None if init_alpha is None else init_alpha.to(sub.device, torch.float64)
-        sol = BoxQpSolver(
-            self.config,
-            c_path=self.c_path,
-            smo=self.smo,
-            merge_duplicates=self.merge_duplicates,
-        )(sub, a0)
+        # the rows are already merged (or kept) by __call__: solve them as they are
+        sol = self._solve(sub, a0, None, None)
 
         def f32(t: torch.Tensor | None) -> torch.Tensor | None:
             return None if t is None else t.to(torch.float32)
