@@ -17,7 +17,12 @@ Sections (each prints one line per instance and appends a JSON line to
   without the swap local search (``solve_csvm(local_search=)``), alternately with
   it, ``--csvm-repeats`` times each (ours = the median), against one SCIP solve;
   ``--csvm-tighten off auto`` likewise without and with the anchor rows' big-M
-  bounded under the cutoff (``solve_csvm(tighten_anchors=)``).
+  bounded under the cutoff (``solve_csvm(tighten_anchors=)``), ``--csvm-grid off
+  auto`` without and with the grid of tangent cuts (``solve_csvm(grid_cuts=)``).
+  The instances are the csvm experiment's part 2 ("Cost of the solver" of
+  docs/results/csvm.md: ``torchsvm.experiments.csvm._synthetic``, seed ``n``,
+  ``M = 100``); ``--csvm-scip-start`` hands SCIP the sliding-b start, as that
+  report does.
 - ``wisconsin``: feature selection on Wisconsin (398 training rows: stratified 70 %,
   ``random_state=0``, standardised), floors 0.85 with Hoeffding alpha 0.05, both
   engines with the same time limit (300 s). Target: our proven gap <= SCIP's.
@@ -69,12 +74,13 @@ import numpy as np
 
 from torchsvm.data.resample import split_anchor
 from torchsvm.exceptions import SolverTimeLimitWarning
-from torchsvm.mip.csvm import build_csvm_model, solve_csvm
+from torchsvm.mip.csvm import build_csvm_model, csvm_start, solve_csvm
 from torchsvm.mip.feature_selection import (
     build_selection_milp,
     solve_feature_selection,
 )
 from torchsvm.mip.model import MipConfig
+from torchsvm.mip.outer_approx import solve_convex_miqp
 from torchsvm.mip.scip import solve_scip
 from torchsvm.mip.solve import solve_model
 from torchsvm.problems.csvm import CsvmProblem
@@ -218,16 +224,25 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
         roundings = sorted(set(args.csvm_rounding), key=list(_ROUNDING).index)
         searches = sorted(set(args.csvm_local_search), key=list(_ROUNDING).index)
         tightens = sorted(set(args.csvm_tighten), key=list(_ROUNDING).index)
-        # settings "local_search" or "local_search/tighten_anchors" (the latter when
-        # more than one tighten_anchors value is timed); the last is "ours"
+        grids = sorted(set(args.csvm_grid), key=list(_ROUNDING).index)
+        # settings "local_search", "local_search/tighten_anchors" (the latter when
+        # more than one tighten_anchors value is timed), with "/grid_cuts" appended
+        # when more than one grid_cuts value is timed; the last is "ours"
         settings = [
-            (search, tighten, search if len(tightens) == 1 else f"{search}/{tighten}")
+            (
+                search,
+                tighten,
+                grid,
+                (search if len(tightens) == 1 else f"{search}/{tighten}")
+                + ("" if len(grids) == 1 else f"/{grid}"),
+            )
             for search in searches
             for tighten in tightens
+            for grid in grids
         ]
         ls_runs: dict[str, list[dict[str, Any]]] = {lab: [] for *_, lab in settings}
         for _rep in range(args.csvm_repeats):
-            for search, tighten, label in settings:
+            for search, tighten, grid, label in settings:
                 # alternately; the last setting (the default, "auto") is "ours"
                 for rounding in roundings:
                     # "off" first: the last one (the default, "auto") is "ours"
@@ -238,6 +253,7 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
                         round_relaxation=_ROUNDING[rounding],
                         local_search=_ROUNDING[search],
                         tighten_anchors=_ROUNDING[tighten],
+                        grid_cuts=_ROUNDING[grid],
                     )
                     t_ours = time.perf_counter() - t0
                     if rounding == "off" and len(roundings) > 1:
@@ -259,9 +275,33 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
         if len(settings) > 1 or args.csvm_repeats > 1:
             extra["local_search_runs"] = ls_runs
         # "ours": the median time of the last setting's repeats
-        t_ours = float(np.median([r["time"] for r in ls_runs[settings[-1][2]]]))
-        model, _, _ = build_csvm_model(p)
-        scip = solve_scip(model, cfg)
+        t_ours = float(np.median([r["time"] for r in ls_runs[settings[-1][3]]]))
+        model, layout, factor = build_csvm_model(p)
+        start = None
+        if args.csvm_scip_start or args.csvm_report_oa:
+            # the experiment's part 2: csvm_start's default (batched) S1 fit
+            start = csvm_start(p, layout).x
+        if args.csvm_report_oa:
+            # the experiment's own call (torchsvm.experiments.csvm._solver_unit):
+            # the outer approximation alone, from that start, timed without it
+            # (with each --csvm-grid value, alternately)
+            runs: dict[str, list[dict[str, Any]]] = {g: [] for g in grids}
+            for _rep in range(args.csvm_repeats):
+                for g in grids:
+                    t0 = time.perf_counter()
+                    oa = solve_convex_miqp(
+                        model, cfg, start, factor=factor, grid=_ROUNDING[g]
+                    )
+                    runs[g].append(
+                        {
+                            "time": time.perf_counter() - t0,
+                            "status": oa.status.value,
+                            "obj": oa.objective,
+                            "rounds": oa.n_iter,
+                        }
+                    )
+            extra["report_oa_runs"] = runs
+        scip = solve_scip(model, cfg, start=start if args.csvm_scip_start else None)
         both = sol.status == SolveStatus.optimal and scip.status is SolveStatus.optimal
         ratio = t_ours / scip.runtime if both else float("nan")
         row = {
@@ -281,6 +321,8 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
             "time_limit": cfg.time_limit,
             "rounding": roundings[-1],
             "tighten_anchors": tightens[-1],
+            "grid_cuts": grids[-1],
+            "scip_start": bool(args.csvm_scip_start),
             **extra,
         }
         if "off_time" in extra:
@@ -299,12 +341,26 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
             + f" | load {os.getloadavg()[0]:.1f}",
             flush=True,
         )
+        for g, runs in extra.get("report_oa_runs", {}).items():
+            times = [r["time"] for r in runs]
+            print(
+                f"    report's call (solve_convex_miqp from csvm_start), grid={g}: "
+                + ", ".join(
+                    f"{r['time']:.2f}s {r['status']} ({r['rounds']} rounds)"
+                    for r in runs
+                )
+                + f" | median {np.median(times):.2f}s, ratio "
+                f"{np.median(times) / scip.runtime:.2f}",
+                flush=True,
+            )
         if "local_search_runs" in extra:
             for search, runs in ls_runs.items():
                 times = [r["time"] for r in runs]
                 print(
-                    f"    {'local_search' if len(tightens) == 1 else 'ls/tighten'}"
-                    f"={search}: "
+                    "    "
+                    + ("local_search" if len(tightens) == 1 else "ls/tighten")
+                    + ("" if len(grids) == 1 else "/grid")
+                    + f"={search}: "
                     + ", ".join(
                         f"{r['time']:.2f}s {r['status']} ({r['rounds']} rounds)"
                         for r in runs
@@ -561,6 +617,27 @@ def main(argv: list[str] | None = None) -> int:
         help="csvm section: solve_csvm(tighten_anchors=) of ours; 'off auto' times "
         "both (alternately with each --csvm-local-search value, --csvm-repeats "
         "times each; same SCIP reference)",
+    )
+    ap.add_argument(
+        "--csvm-grid",
+        nargs="+",
+        choices=tuple(_ROUNDING),
+        default=["auto"],
+        help="csvm section: solve_csvm(grid_cuts=) of ours; 'off auto' times both "
+        "(alternately with each --csvm-local-search / --csvm-tighten value)",
+    )
+    ap.add_argument(
+        "--csvm-scip-start",
+        action="store_true",
+        help="csvm section: hand SCIP the sliding-b start (csvm_start), as the csvm "
+        "experiment's part 2 does",
+    )
+    ap.add_argument(
+        "--csvm-report-oa",
+        action="store_true",
+        help="csvm section: also time the csvm experiment's own call "
+        "(solve_convex_miqp from csvm_start, without solve_csvm's options), "
+        "--csvm-repeats times with each --csvm-grid value",
     )
     ap.add_argument(
         "--csvm-repeats",

@@ -494,3 +494,44 @@ def test_tighten_anchors_value_is_checked() -> None:
     )
     with pytest.raises(ValueError, match="primal form of S5"):
         solve_csvm(q, MipConfig(time_limit=10), tighten_anchors=True)
+
+
+def test_grid_cuts_keep_the_brute_force_optimum() -> None:
+    """solve_csvm(grid_cuts=True) (tangent cuts of ||w||^2 on a grid) is exact."""
+    X, y = make_data(7)
+    p = CsvmProblem.from_data(
+        X, y, np.arange(20) >= 12, C=5.0, min_tpr=0.75, hoeffding_alpha=None
+    )
+    ref = brute_force_csvm(p, "primal")
+    for grid in (True, False):
+        sol = solve_csvm(p, MipConfig(time_limit=60), grid_cuts=grid)
+        assert sol.status == "optimal"
+        assert sol.objective == pytest.approx(ref, rel=1e-4, abs=1e-6)
+
+
+def test_tighten_anchors_auto_from_more_than_tighten_min_int_anchors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``tighten_anchors="auto"`` hands the tightening to the outer approximation
+    on the primal S5 with more than TIGHTEN_MIN_INT anchors, and only there."""
+    import torchsvm.mip.csvm as csvm_mod
+
+    seen: list[object] = []
+
+    class Stop(Exception):
+        pass
+
+    def fake(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(kwargs["tighten"])
+        raise Stop
+
+    monkeypatch.setattr(csvm_mod, "solve_convex_miqp", fake)
+    for n_anchor in (csvm_mod.TIGHTEN_MIN_INT, csvm_mod.TIGHTEN_MIN_INT + 1):
+        X, y = make_data(3, n=n_anchor + 40)
+        p = CsvmProblem.from_data(
+            X, y, np.arange(X.shape[0]) >= 40, min_tpr=0.5, hoeffding_alpha=None
+        )
+        assert p.floor_idx.size == n_anchor
+        with pytest.raises(Stop):
+            solve_csvm(p, MipConfig(time_limit=30))
+    assert seen[0] is None and callable(seen[1])

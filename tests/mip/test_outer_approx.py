@@ -373,7 +373,11 @@ def test_master_with_incumbent_is_solved_tightly(
     import torchsvm.mip.outer_approx as oa_mod
 
     model, x0 = random_miqp_and_point(seed, nb=8, nc=4, m=6)
-    oa = OuterApproximation(model, MipConfig(time_limit=60.0, mip_rel_gap=1e-4))
+    # without the grid of tangent cuts, which would add rows to the master solved
+    # (test_grid_cuts_bound_the_tangent_model_error covers it)
+    oa = OuterApproximation(
+        model, MipConfig(time_limit=60.0, mip_rel_gap=1e-4), grid=False
+    )
     oa.lifted.add_cuts(oa.lifted.r_of(x0))
     assert oa.offer(x0)
     seen: list[tuple[MipConfig, dict]] = []
@@ -397,3 +401,68 @@ def test_master_with_incumbent_is_solved_tightly(
         assert mres.objective == pytest.approx(ref.objective, rel=1e-4, abs=1e-6)
     else:
         assert mres.x is None or mres.objective >= cutoff - 1e-6
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("grid", [False, True])
+def test_grid_cuts_keep_the_brute_force_optimum(seed: int, grid: bool) -> None:
+    """The grid of tangent cuts under the first cutoff changes no optimum."""
+    model, x0 = random_miqp_and_point(seed)
+    res = solve_convex_miqp(model, MipConfig(time_limit=30), start=x0, grid=grid)
+    assert res.status is SolveStatus.optimal
+    assert res.objective == pytest.approx(brute_force(model), rel=1e-4, abs=1e-5)
+    assert res.bound <= res.objective + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_grid_cuts_on_the_svm_model_keep_the_brute_force_optimum(seed: int) -> None:
+    model, d = svm_like_model(seed)
+    ref = brute_force(model)
+    start = solve_convex_miqp(model, MipConfig(time_limit=30), grid=False)
+    res = solve_convex_miqp(model, MipConfig(time_limit=30), start=start.x, grid=True)
+    assert res.status is SolveStatus.optimal
+    assert res.objective == pytest.approx(ref, rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_grid_cuts_bound_the_tangent_model_error(seed: int) -> None:
+    """Over the box the grid spans, the tangent model is within g |U| / (2 k) of
+    ``r_k^2 / 2`` in each dimension (so within g |U| / 2 in all), and the box holds
+    the master points below the cutoff (oracle: HiGHS on the master without the
+    grid)."""
+    model, x0 = random_miqp_and_point(seed)
+    g = 1e-3
+    oa = OuterApproximation(model, MipConfig(time_limit=60.0, mip_rel_gap=g))
+    assert oa._grid_pending  # k = 8 <= _GRID_MAX_K
+    oa.lifted.add_cuts(oa.lifted.r_of(x0))
+    assert oa.offer(x0)
+    cutoff = oa.ub - g * max(1.0, abs(oa.ub))
+    before = oa.lifted.master_model()
+    n_before = sum(c.size for c in oa.lifted.cut_k)
+    grown = oa.grid_cuts(before, cutoff, 30.0)
+    ks = np.concatenate(oa.lifted.cut_k)[n_before:]
+    rho = np.concatenate(oa.lifted.cut_rho)[n_before:]
+    k = oa.lifted.k
+    assert grown.n_rows == before.n_rows + ks.size
+    assert set(ks.tolist()) == set(range(k))
+    for kk in range(k):
+        pts = np.sort(rho[ks == kk])
+        r = np.linspace(pts[0], pts[-1], 2001)
+        tangent = np.max(pts[:, None] * r[None, :] - 0.5 * pts[:, None] ** 2, axis=0)
+        err = 0.5 * r**2 - tangent
+        assert np.all(err >= -1e-9)  # tangents: below the epigraph everywhere
+        if pts.size < 64:  # not widened by _GRID_MAX_PER_K
+            assert err.max() <= g * max(1.0, abs(cutoff)) / (2 * k) * (1 + 1e-9)
+    # the master's optimum below the cutoff (if any) lies in the box
+    ref = solve_model(before, MipConfig(time_limit=60.0, mip_rel_gap=1e-9))
+    if ref.status is SolveStatus.optimal and ref.objective <= cutoff:
+        r_opt = ref.x[oa.lifted.n : oa.lifted.n + k]
+        for kk in range(k):
+            pts = rho[ks == kk]
+            assert pts.min() - 1e-6 <= r_opt[kk] <= pts.max() + 1e-6
+
+
+def test_grid_value_is_checked() -> None:
+    model = random_miqp(0)
+    with pytest.raises(ValueError, match="grid must be"):
+        solve_convex_miqp(model, MipConfig(time_limit=10), grid="yes")

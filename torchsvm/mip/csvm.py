@@ -995,6 +995,13 @@ def _diagnose_infeasible(problem: CsvmProblem, form: str, config: MipConfig) -> 
 #: rows (binaries) than this (docs/benchmarks.md, "Session 9 (MIP)").
 LOCAL_SEARCH_MIN_INT = 300
 
+#: ``tighten_anchors="auto"`` bounds the anchor rows' big-M on primal S5 models with
+#: more anchors than this. Measured (scripts/bench_mip.py, docs/benchmarks.md,
+#: "Linear CSVM n = 400 in one master"): linear n = 400 (200 anchors) and n = 500
+#: (250) faster with it; n = 100 (50) and n = 200 (100), solved in a fraction of a
+#: second, slower by the tightening's LPs.
+TIGHTEN_MIN_INT = 100
+
 
 def solve_csvm(
     problem: CsvmProblem,
@@ -1012,6 +1019,7 @@ def solve_csvm(
     round_relaxation: bool | str = "auto",
     local_search: bool | str = "auto",
     tighten_anchors: bool | str = "auto",
+    grid_cuts: bool | str = "auto",
 ) -> CsvmSolution:
     """Solve the CSVM exactly by outer approximation, warm-started by sliding b.
 
@@ -1076,9 +1084,14 @@ def solve_csvm(
         Bound the anchor rows' big-M under each master's cutoff and drop the rows
         of anchors in no floor that cannot bind there (:func:`anchor_tightening`;
         primal form of S5 only). Each master keeps exactly the points that can
-        beat the incumbent, so the answer stays exact. ``auto``: on where
-        ``local_search`` is (primal S5 with more than :data:`LOCAL_SEARCH_MIN_INT`
-        anchors).
+        beat the incumbent, so the answer stays exact. ``auto``: on for the primal
+        form of S5 with more than :data:`TIGHTEN_MIN_INT` anchors.
+    grid_cuts : bool or "auto"
+        Tangent cuts of ``||w||^2`` on a grid over the box of ``w`` that can beat
+        the first master's cutoff (``grid`` of
+        :func:`~torchsvm.mip.outer_approx.solve_convex_miqp`; ``auto``: a lifted
+        quadratic of at most 10 dimensions, e.g. the primal form with at most 10
+        features). Tangents are valid everywhere; the answer stays exact.
 
     Returns
     -------
@@ -1120,7 +1133,7 @@ def solve_csvm(
     big_s5 = (
         layout.form == "primal"
         and not problem.on_training
-        and layout.floor_idx.size > LOCAL_SEARCH_MIN_INT
+        and layout.floor_idx.size > TIGHTEN_MIN_INT
     )
     tighten_on = big_s5 if tighten_anchors == "auto" else bool(tighten_anchors)
     if tighten_on and (layout.form != "primal" or problem.on_training):
@@ -1168,6 +1181,7 @@ def solve_csvm(
         rounding=floor_rounding(problem, layout) if rounding_on else None,
         improve=floor_swaps(problem, layout) if search_on else None,
         tighten=anchor_tightening(problem, layout) if tighten_on else None,
+        grid=grid_cuts,
     )
     if res.status is SolveStatus.infeasible:
         left = max(deadline - time.perf_counter(), 1e-3)

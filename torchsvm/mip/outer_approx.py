@@ -65,7 +65,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from torchsvm.exceptions import ConvergenceWarning, SolverError, SolverTimeLimitWarning
-from torchsvm.mip.highs import new_highs, solve_highs
+from torchsvm.mip.highs import PersistentLp, new_highs, solve_highs
 from torchsvm.mip.model import (
     MipConfig,
     MipModel,
@@ -169,6 +169,16 @@ _IPM_MAX_COLS = 3_000
 _HIGHS_QP_MAX_K = 200
 
 
+#: ``grid="auto"`` lays the grid of tangent cuts (:meth:`OuterApproximation.grid_cuts`)
+#: on models whose lifted quadratic has at most this many dimensions (the linear CSVM
+#: in its primal form: one per feature; measured on 5 features, docs/benchmarks.md,
+#: "Linear CSVM n = 400 in one master").
+_GRID_MAX_K = 10
+
+#: Most grid points per dimension (:meth:`OuterApproximation.grid_cuts`); a finer
+#: spacing asked for by the gap is widened to this count.
+_GRID_MAX_PER_K = 64
+
 #: ``qp_solver`` values: the interior point with its ``linalg="auto"`` (``ipm``) or a
 #: forced ``dense`` / ``sparse`` Newton system (for benchmarks and tests), or HiGHS
 _QP_SOLVERS = ("ipm", "ipm-dense", "ipm-sparse", "highs")
@@ -258,12 +268,19 @@ class _Lifted:
         self.cut_rho.append(np.asarray(rho, dtype=np.float64)[ks])
         return int(ks.size)
 
-    def master_model(self) -> MipModel:
+    def add_points(self, ks: np.ndarray, rho: np.ndarray) -> int:
+        """Cuts of the epigraphs ``k = ks[i]`` at ``r_k = rho[i]`` (any number per ``k``)."""
+        ks = np.asarray(ks, dtype=np.int64)
+        if ks.size == 0:
+            return 0
+        self.cut_k.append(ks)
+        self.cut_rho.append(np.asarray(rho, dtype=np.float64))
+        return int(ks.size)
+
+    def cut_rows(self, ks: np.ndarray, rho: np.ndarray) -> sp.csr_array:
+        """Rows ``t_k - rho r_k >= -0.5 rho^2`` over columns ``[x (n), r (k), t (k)]``."""
         n, k = self.n, self.k
-        ks = np.concatenate(self.cut_k) if self.cut_k else np.zeros(0, dtype=int)
-        rho = np.concatenate(self.cut_rho) if self.cut_rho else np.zeros(0)
         nc = ks.size
-        # cut: t_k - rho r_k >= -0.5 rho^2   over columns [x (n), r (k), t (k)]
         rows = np.repeat(np.arange(nc), 2)
         cols = np.empty(2 * nc, dtype=np.int64)
         cols[0::2] = n + ks
@@ -271,7 +288,14 @@ class _Lifted:
         vals = np.empty(2 * nc)
         vals[0::2] = -rho
         vals[1::2] = 1.0
-        cuts = sp.csr_array((vals, (rows, cols)), shape=(nc, n + 2 * k))
+        return sp.csr_array((vals, (rows, cols)), shape=(nc, n + 2 * k))
+
+    def master_model(self) -> MipModel:
+        k = self.k
+        ks = np.concatenate(self.cut_k) if self.cut_k else np.zeros(0, dtype=int)
+        rho = np.concatenate(self.cut_rho) if self.cut_rho else np.zeros(0)
+        nc = ks.size
+        cuts = self.cut_rows(ks, rho)
         base = sp.hstack(
             [self.base_A, sp.csr_array((self.base_A.shape[0], k))], format="csr"
         )
@@ -328,6 +352,9 @@ class OuterApproximation:
         master's bound and "nothing below the cutoff" stay proofs for the model,
         and the points it returns (below the cutoff) stay points of the model's
         relaxation (:meth:`master`).
+    grid : bool or "auto"
+        Lay tangent cuts on a grid over the box of ``r`` under the first master's
+        cutoff (:meth:`grid_cuts`); ``auto``: where ``k <=`` :data:`_GRID_MAX_K`.
     """
 
     def __init__(
@@ -341,6 +368,7 @@ class OuterApproximation:
         rounding: Callable[[np.ndarray], Sequence[np.ndarray]] | None = None,
         improve: Callable[[np.ndarray], Sequence[np.ndarray]] | None = None,
         tighten: Callable[[MipModel, float, float], MipModel] | None = None,
+        grid: bool | str = "auto",
     ) -> None:
         self.t0 = time.perf_counter()
         self.config = MipConfig() if config is None else config
@@ -371,6 +399,12 @@ class OuterApproximation:
         self.improve = improve
         self.tighten = tighten
         self.lifted = _Lifted(model, factor)
+        if grid not in (True, False, "auto"):
+            raise ValueError(f"grid must be True, False or 'auto', got {grid!r}")
+        # laid once, on the first master with a cutoff (:meth:`grid_cuts`)
+        self._grid_pending = (
+            self.lifted.k <= _GRID_MAX_K if grid == "auto" else bool(grid)
+        )
         self.integ = self.lifted.integ
         self.int_idx = np.flatnonzero(self.integ)
         self.best_x: np.ndarray | None = None
@@ -726,6 +760,9 @@ class OuterApproximation:
             t = time.perf_counter()
             master = self.tighten(master, cutoff, 0.25 * self.remaining())
             logger.debug("master tightened: %.3f s", time.perf_counter() - t)
+        if self._grid_pending and math.isfinite(cutoff):
+            self._grid_pending = False
+            master = self.grid_cuts(master, cutoff, 0.1 * self.remaining())
         assert master.A is not None
         if (
             master.A.nnz > _DENSE_MASTER_NNZ
@@ -735,6 +772,83 @@ class OuterApproximation:
         mres = self._run_master(master, master_cfg, opts)
         self.rounds += 1
         return mres, cutoff
+
+    def grid_cuts(self, master: MipModel, cutoff: float, time_limit: float) -> MipModel:
+        """Tangent cuts on a grid over the box of ``r`` that can beat the cutoff.
+
+        Over the master's LP relaxation with its objective row at ``cutoff``, two LPs
+        per dimension ``k`` bound ``r_k`` to ``[lo_k, hi_k]``; each epigraph
+        ``t_k >= r_k^2 / 2`` gets tangent cuts at evenly spaced points of that
+        interval. Between neighbouring points ``delta`` apart a tangent model is at
+        most ``delta^2 / 8`` below ``r_k^2 / 2``, so the spacing ``delta =
+        sqrt(4 g |U| / k)`` (``g = mip_rel_gap``, ``U`` the cutoff) keeps the master's
+        value of every point in the box within ``g |U| / 2`` of the true objective
+        (at most :data:`_GRID_MAX_PER_K` points per dimension, the spacing widened
+        beyond that). Returns ``master`` with the cut rows appended; they are also
+        kept for later masters. Tangents are valid everywhere and the box only
+        places them, so the masters' bounds and the answer stay exact.
+
+        Why: the master's tangent model is loose between the few points cut so far,
+        so the first master, finding a better assignment, could prove its bound only
+        to that looseness, and a second master had to prove the assignment found
+        optimal (linear CSVM n = 400 of scripts/bench_mip.py, the report's row: 2
+        masters; with the grid, 1; docs/benchmarks.md, "Linear CSVM n = 400 in one
+        master").
+        """
+        t_end = time.perf_counter() + time_limit
+        n, k = self.lifted.n, self.lifted.k
+        A = sp.csr_array(master.A)
+        lp = MipModel(
+            c=np.zeros(master.n_cols),
+            A=sp.vstack([A, sp.csr_array(master.c[None, :])], format="csr"),
+            row_lower=np.concatenate([master.row_lower, [-np.inf]]),
+            row_upper=np.concatenate(
+                [master.row_upper, [cutoff - float(master.offset)]]
+            ),
+            col_lower=master.col_lower,
+            col_upper=master.col_upper,
+        )
+        plp = PersistentLp(lp, replace(self.config, time_limit=max(time_limit, 1e-3)))
+        box = np.full((2, k), np.nan)
+        cols = n + np.arange(k)
+        for kk in range(k):
+            for side, sgn in ((0, 1.0), (1, -1.0)):
+                left = t_end - time.perf_counter()
+                if left <= 0:
+                    return master
+                c = np.zeros(k)
+                c[kk] = sgn
+                plp.change_costs(cols, c)
+                res = plp.solve(left)
+                if res.status is not SolveStatus.optimal:
+                    return master  # e.g. nothing below the cutoff: the master says so
+                box[side, kk] = sgn * res.objective
+        g = self.config.mip_rel_gap
+        delta = math.sqrt(4.0 * g * max(1.0, abs(cutoff)) / k)
+        ks_l: list[np.ndarray] = []
+        rho_l: list[np.ndarray] = []
+        for kk in range(k):
+            lo, hi = box[0, kk], box[1, kk]
+            width = max(hi - lo, 0.0)
+            count = _GRID_MAX_PER_K if delta <= 0 else math.ceil(width / delta) + 1
+            count = min(max(count, 2), _GRID_MAX_PER_K)
+            rho_l.append(np.linspace(lo, hi, count))
+            ks_l.append(np.full(count, kk, dtype=np.int64))
+        ks, rho = np.concatenate(ks_l), np.concatenate(rho_l)
+        self.lifted.add_points(ks, rho)
+        logger.debug(
+            "grid of %d tangent cuts (spacing %.3g) under cutoff %.8g: %.3f s",
+            ks.size,
+            delta,
+            cutoff,
+            time_limit - (t_end - time.perf_counter()),
+        )
+        return replace(
+            master,
+            A=sp.vstack([A, self.lifted.cut_rows(ks, rho)], format="csr"),
+            row_lower=np.concatenate([master.row_lower, -0.5 * rho**2]),
+            row_upper=np.concatenate([master.row_upper, np.full(ks.size, np.inf)]),
+        )
 
     def _run_master(
         self,
@@ -933,6 +1047,7 @@ def solve_convex_miqp(
     rounding: Callable[[np.ndarray], Sequence[np.ndarray]] | None = None,
     improve: Callable[[np.ndarray], Sequence[np.ndarray]] | None = None,
     tighten: Callable[[MipModel, float, float], MipModel] | None = None,
+    grid: bool | str = "auto",
 ) -> MipResult:
     """Solve a convex MIQP exactly by outer approximation (SPEC S5 "Solving").
 
@@ -966,6 +1081,10 @@ def solve_convex_miqp(
         Local search from the incumbent (:meth:`OuterApproximation.local_search`).
     tighten : callable, optional
         Master presolve under the cutoff (:class:`OuterApproximation`).
+    grid : bool or "auto"
+        Tangent cuts on a grid over the box of the lifted quadratic that can beat
+        the first cutoff (:meth:`OuterApproximation.grid_cuts`); ``auto``: where the
+        lifted quadratic has at most :data:`_GRID_MAX_K` dimensions.
 
     Returns
     -------
@@ -988,6 +1107,7 @@ def solve_convex_miqp(
         rounding=rounding,
         improve=improve,
         tighten=tighten,
+        grid=grid,
     )
     oa.seed(incumbents, cut_points, lower_bound)
     return oa.run(start)
