@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -156,6 +158,62 @@ def test_c_path_only_up_to_its_largest_n(monkeypatch: pytest.MonkeyPatch) -> Non
     assert calls and not any(calls)
     assert bool(on.converged.all()) and bool(off.converged.all())
     np.testing.assert_allclose(on.dual.numpy(), off.dual.numpy(), rtol=1e-7)
+
+
+def test_c_path_only_for_proportional_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the solver chains a problem along the C path only from a problem of the stage
+    # before whose bounds are proportional to its own (the same bootstrap replicate
+    # at a smaller C); problems that differ in their row weights are solved from
+    # scratch, and a batch without proportional bounds skips the path altogether
+    prob, X, y, counts = _bootstrap_problem(150, 4, 3, seed=21)
+    stage = box_qp._scale_stages(prob)
+    src, ratio = box_qp.c_path_sources(prob.U, stage)
+    c_idx, rep = prob.index["c_idx"], prob.index["rep_idx"]
+    later = c_idx > 0
+    assert bool((src[~later] == -1).all())
+    assert bool((c_idx[src[later]] == c_idx[later] - 1).all())
+    assert bool((rep[src[later]] == rep[later]).all())
+    torch.testing.assert_close(ratio[later], torch.full_like(ratio[later], 4.0))
+    # the same bounds with one row's weight changed in every problem of C > 2^-5,
+    # by a factor that grows with C (its row of the largest bound)
+    U2 = prob.U.clone()
+    rows = later.nonzero()[:, 0]
+    col = prob.U.argmax(1)
+    fac = 1.0 + 0.5 * c_idx.to(U2.dtype)
+    U2[rows, col[rows]] *= fac[rows]
+    src2, _ = box_qp.c_path_sources(U2, stage)
+    assert bool((src2 == -1).all())
+    # a mixed batch: the first replicate proportional, the others not
+    U3 = prob.U.clone()
+    bad = (later & (rep > 0)).nonzero()[:, 0]
+    U3[bad, col[bad]] *= fac[bad]
+    src3, _ = box_qp.c_path_sources(U3, stage)
+    assert bool(((src3 >= 0) == (later & (rep == 0))).all())
+    cfg = SolverConfig(method="ipm")
+    calls: list[bool] = []
+    real = box_qp.active_set_low_rank
+
+    def spy(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        calls.append(k.get("parent") is not None)
+        return real(*a, **k)
+
+    monkeypatch.setattr(box_qp, "active_set_low_rank", spy)
+    Xt, yt = prob.X.numpy(), prob.y.numpy()
+    for U_, chained in ((U2, False), (U3, True)):
+        calls.clear()
+        p_ = dataclasses.replace(prob, U=U_)  # the same C (stages) as prob
+        sol = BoxQpSolver(cfg)(p_)
+        assert any(calls) == chained
+        assert bool(sol.converged.all())
+        ref = BoxQpSolver(cfg, c_path=False)(p_)
+        np.testing.assert_allclose(sol.dual.numpy(), ref.dual.numpy(), rtol=1e-7)
+        # decision values against libsvm at a tight tolerance on a few problems
+        for q in (0, int(rows[-1]), int(bad[0])):
+            svc = SVC(kernel="linear", C=1.0, tol=1e-10)
+            svc.fit(Xt, yt, sample_weight=U_[q].numpy())
+            f_ref = svc.decision_function(Xt)
+            f = Xt @ sol.w[q].numpy() + float(sol.b[q])
+            assert np.abs(f - f_ref).max() <= 1e-4 * max(1.0, np.abs(f_ref).max())
 
 
 def test_pipelined_chains_match_stage_by_stage_solves() -> None:

@@ -166,11 +166,10 @@ def fit_subsets(
     R = len(class_ratios)
     out = np.zeros((iterations, subsets.shape[0] * R, d))
     nsub = max(1, max_rows // max(1, n))
-    # not a C path: the problems differ in their row blocks, class ratios and row
-    # weights, so chaining each from the "most similar" one of a smaller scale gave
-    # poor starts (mean 184 active-set iterations per problem against 29 from the
-    # interior point on fs60's tiny batch, 1.75 s against 0.19 s)
-    solver = BoxQpSolver(SolverConfig(tol=1e-6), c_path=False)
+    # the problems differ in their row blocks, class ratios and row weights, not in
+    # C: the solver sees that their bounds are not proportional and solves them
+    # without the C path (box_qp.c_path_sources)
+    solver = BoxQpSolver(SolverConfig(tol=1e-6))
     ratio = np.asarray(class_ratios, dtype=np.float64)
     # seconds of the last batch solve (predicts the next one)
     last = 0.0 if timing is None else float(timing.get("last", 0.0))

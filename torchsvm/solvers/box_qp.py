@@ -20,7 +20,9 @@ certify to another. The methods, one module each:
   ``ipm_after`` iterations first.
   When the batch holds several values of ``C`` (a bootstrap grid), only the smallest
   ``C`` is solved so; every later ``C`` starts from the solution of the most similar
-  problem at the previous ``C`` (the same replicate), scaled to the new bounds, and is
+  problem at the previous ``C`` (the same replicate), scaled to the new bounds, where
+  their bounds are proportional (:func:`c_path_sources`; the others are solved as the
+  smallest ``C`` is), and is
   finished by the feasible active-set method of :mod:`torchsvm.solvers.active_set`
   (exact face solves on ``|F| <= k + 1`` free coordinates, no ``(P, n) @ (n, k^2)``
   product); rows it does not certify go back to the interior point.
@@ -189,6 +191,76 @@ def _problem_scale(prob: BatchedSvmProblem) -> torch.Tensor:
     return torch.where(fin, U, 1.0).sum(1) / act.sum(1).clamp_min(1.0)
 
 
+def c_path_sources(
+    U: torch.Tensor, stage: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Which problems of a batch the ``C`` path may warm-start, and from which problem.
+
+    A solution of problem ``p`` scaled by ``t`` is a feasible point of ``q`` with the
+    same partition (and the start the ``C`` path needs) only when ``q``'s bounds are
+    ``t`` times ``p``'s: the same rows and the same weights up to a factor, as for one
+    bootstrap replicate at two values of ``C``. Problems that differ otherwise (other
+    row blocks, class ratios or row weights: the subset fits of
+    :mod:`torchsvm.mip.subset_search`) gave poor starts, 184 active-set iterations per
+    problem against 29 from the interior point (docs/benchmarks.md, session 10).
+
+    Rule: problem ``q`` of stage ``r > 0`` chains from the problem ``p`` of stage
+    ``r - 1`` whose zero and infinite bounds are the same and whose finite ones
+    satisfy ``|u_q - t u_p| <= tau max u_q`` with ``t = sum u_q / sum u_p`` and ``tau
+    = max(1e-6, 1e3 eps)`` (bounds rounded to float32 and solved in float64 are
+    proportional to ~1e-7). The candidate ``p`` is the one whose scale-free signature
+    ``u^T v / sum u`` (``v`` a fixed pseudo-random vector) is nearest to ``q``'s: equal
+    for proportional bounds, and a sort of ``P`` numbers rather than a ``(P, n) @ (n,
+    P)`` product of cosines. Every other problem, stage 0 included, is a root, solved
+    from scratch.
+
+    Parameters
+    ----------
+    U : tensor of shape (P, n)
+        Upper bounds (``inf``: none).
+    stage : tensor of shape (P,)
+        Stage of each problem by increasing scale (:func:`_scale_stages`).
+
+    Returns
+    -------
+    src : tensor of shape (P,), long
+        The problem each one chains from, ``-1`` for a root.
+    ratio : tensor of shape (P,)
+        ``t``: the factor from the source's bounds to the problem's (1 for a root).
+    """
+    P, n = U.shape
+    dt, dev = U.dtype, U.device
+    src = torch.full((P,), -1, dtype=torch.long, device=dev)
+    ratio = torch.ones(P, dtype=dt, device=dev)
+    fin = torch.isfinite(U)
+    act = U > 0
+    Uf = torch.where(fin, U, 0.0)
+    tot = Uf.sum(1)
+    gen = torch.Generator().manual_seed(0)
+    v = (0.5 + torch.rand(n, generator=gen, dtype=torch.float64)).to(dev, dt)
+    sig = (Uf @ v) / torch.where(tot > 0, tot, 1.0)
+    tau = max(1e-6, 1e3 * torch.finfo(dt).eps)
+    stages = torch.unique(stage).tolist()
+    for s_prev, s in zip(stages[:-1], stages[1:], strict=True):
+        rows = (stage == s).nonzero()[:, 0]
+        prev = (stage == s_prev).nonzero()[:, 0]
+        sp, order = torch.sort(sig[prev])
+        hi = torch.searchsorted(sp, sig[rows]).clamp(max=prev.numel() - 1)
+        lo = (hi - 1).clamp_min(0)
+        near = torch.where(
+            (sig[rows] - sp[lo]).abs() <= (sp[hi] - sig[rows]).abs(), lo, hi
+        )
+        p = prev[order[near]]
+        same = ((act[rows] == act[p]) & (fin[rows] == fin[p])).all(1)
+        tot_p = tot[p]
+        t = tot[rows] / torch.where(tot_p > 0, tot_p, 1.0)
+        dev_ = (Uf[rows] - t[:, None] * Uf[p]).abs().amax(1)
+        prop = same & (tot_p > 0) & (t > 0) & (dev_ <= tau * Uf[rows].amax(1))
+        src[rows[prop]] = p[prop]
+        ratio[rows[prop]] = t[prop]
+    return src, ratio
+
+
 def _scale_stages(prob: BatchedSvmProblem) -> torch.Tensor:
     """Stage of each problem by increasing scale: one per distinct ``C`` (at most 32),
     else 12 quantile bins."""
@@ -211,8 +283,10 @@ class BoxQpSolver:
     c_path : bool
         For the linear kernel's interior-point method (``ipm``), solve a batch with
         several values of ``C`` along the ``C`` path (see the module docstring; only
-        for ``n <= 2000``, where it was measured to pay); False solves every problem
-        by the interior point.
+        for ``n <= 2000``, where it was measured to pay), each problem whose bounds are
+        proportional to those of a problem at the next smaller scale from that
+        problem's solution (:func:`c_path_sources`; the solver finds them, so callers
+        need not); False solves every problem by the interior point.
     merge_duplicates : bool
         Solve rows of equal ``(x, y)`` as one (:func:`merge_duplicate_rows`; batches
         without a diagonal shift, and only when no ``factor`` is given); False solves
@@ -381,8 +455,25 @@ class BoxQpSolver:
                 and n <= _C_PATH_MAX_N
                 and stages.max() > 0
             ):
-                out = self._ipm_path(problem, op, stages, chunk)  # type: ignore[arg-type]
-                return self._finish(problem, *out)
+                # only problems whose bounds are proportional to a problem's of the
+                # stage before chain along the path (c_path_sources); a batch with
+                # none goes to the interior point below
+                src, ratio = c_path_sources(problem.U, stages)
+                if bool((src >= 0).any()):
+                    out = self._ipm_path(
+                        problem,
+                        op,  # type: ignore[arg-type]
+                        src,
+                        ratio,
+                        stages,
+                        chunk,
+                    )
+                    return self._finish(problem, *out)
+                logger.info(
+                    "no problem's bounds are proportional to a smaller scale's: "
+                    "%d problems solved without the C path",
+                    P,
+                )
             parts = []
             for s in range(0, P, chunk):
                 sub = problem.select(slice(s, s + chunk))
@@ -610,20 +701,23 @@ class BoxQpSolver:
         self,
         prob: BatchedSvmProblem,
         F: SharedFactor,
+        src: torch.Tensor,
+        ratio: torch.Tensor,
         stage: torch.Tensor,
         chunk: int,
     ) -> tuple[torch.Tensor, ...]:
         """Interior point at the smallest ``C``, feasible active set along the ``C`` path.
 
-        Stage ``0`` (the smallest scale) is solved by :meth:`_ipm_only` (no ADMM first:
-        its rounded, active-set-finished points are vertices of the box, whose
-        partition is the start the next stage needs; measured 13.0 s vs 16.5 s for the
-        active-set stages of the main job's fold). A problem of stage
-        ``r > 0`` starts from the solution of the most similar problem of stage
-        ``r - 1`` (cosine of the bound vectors: the same bootstrap replicate), scaled by
-        the ratio of their scales and projected onto its feasible set, which keeps the
-        source's partition; :func:`~torchsvm.solvers.active_set.active_set_low_rank`
-        finishes it. Every later stage runs in one pipelined call: a row starts as soon
+        The roots (``src < 0``, :func:`c_path_sources`: stage ``0``, the smallest
+        scale, and every problem whose bounds are not proportional to a problem's of
+        the stage before) are solved by :meth:`_ipm_only` (no ADMM first: its rounded,
+        active-set-finished points are vertices of the box, whose partition is the
+        start the next stage needs; measured 13.0 s vs 16.5 s for the active-set stages
+        of the main job's fold). Every other problem starts from the solution of its
+        source ``src`` (the same bootstrap replicate at the previous ``C``), scaled by
+        ``ratio`` and projected onto its feasible set, which keeps the source's
+        partition; :func:`~torchsvm.solvers.active_set.active_set_low_rank` finishes
+        it. Every later stage runs in one pipelined call: a row starts as soon
         as its source has stopped (``parent`` / ``make_start``), so the batch stays
         full and the batched iterations are those of the longest replicate chain (215
         on the main job's fold) rather than the sum of each stage's slowest row (305).
@@ -637,9 +731,6 @@ class BoxQpSolver:
         dt, dev = prob.dtype, prob.device
         W = F.low_rank()
         fin = torch.isfinite(U)
-        scale = _problem_scale(prob)
-        pattern = torch.where(fin, U, (U > 0).to(dt)) / scale[:, None]
-        pattern = pattern / pattern.norm(dim=1, keepdim=True).clamp_min(1e-300)
         A = torch.zeros((P, n), dtype=dt, device=dev)
         b = torch.zeros(P, dtype=dt, device=dev)
         status = torch.full((P,), _MAXIT, dtype=torch.long, device=dev)
@@ -667,11 +758,10 @@ class BoxQpSolver:
                 A0[vi] = project_face(A0[vi], y, Ur[vi])
             return A0
 
-        stages = torch.unique(stage).tolist()
-        # stage 0: the interior point; the active set below then only cleans its
+        # the roots: the interior point; the active set below then only cleans its
         # rounded point (1-2 iterations; in float32 the rounded point can keep
         # coordinates a little off their bounds within the gap tolerance)
-        rows0 = (stage == stages[0]).nonzero()[:, 0]
+        rows0 = (src < 0).nonzero()[:, 0]
         first = self._ipm_chunked(prob.select(rows0.cpu()), F, chunk)
         _replace_rows(out, rows0, first, 0)
         Ur0 = U[rows0]
@@ -689,32 +779,26 @@ class BoxQpSolver:
         gi = rows0[good]
         sub = (a, b_, torch.full_like(it, _OPT), it, p_, d_, rel, out[7][rows0])
         _replace_rows(out, gi, tuple(v[good] for v in sub), out[3][gi])
-        if len(stages) == 1:
+        # every other problem: from its source (the same bootstrap replicate at the
+        # previous C); all in one pipelined call, each row starting as soon as its
+        # source has stopped (sources come earlier: they are roots or of a smaller
+        # stage)
+        rest = (src >= 0).nonzero()[:, 0]
+        if rest.numel() == 0:
             return tuple(out)
-        # every later problem: its source is the most similar problem of the stage
-        # before (the same bootstrap replicate); all later stages in one pipelined
-        # call, each row starting as soon as its source has stopped
-        src = torch.full((P,), -1, dtype=torch.long, device=dev)
-        prev = rows0
-        for st in stages[1:]:
-            rows = (stage == st).nonzero()[:, 0]
-            src[rows] = prev[(pattern[rows] @ pattern[prev].T).argmax(1)]
-            prev = rows
-        rest = (stage != stages[0]).nonzero()[:, 0]
         rest = rest[torch.argsort(stage[rest], stable=True)]
         local = torch.full((P,), -1, dtype=torch.long, device=dev)
         local[rest] = torch.arange(rest.numel(), device=dev)
-        parent = local[src[rest]]  # -1 where the source is a stage-0 row
+        parent = local[src[rest]]  # -1 where the source is a root
 
         def make_start(q: torch.Tensor, A_par: torch.Tensor) -> torch.Tensor:
             g = rest[q]
-            s_ = src[g]
-            return start(g, A_par * (scale[g] / scale[s_])[:, None])
+            return start(g, A_par * ratio[g][:, None])
 
         A0 = torch.zeros((rest.numel(), n), dtype=dt, device=dev)
         r1 = (parent < 0).nonzero()[:, 0]
         g1 = rest[r1]
-        A0[r1] = start(g1, A[src[g1]] * (scale[g1] / scale[src[g1]])[:, None])
+        A0[r1] = start(g1, A[src[g1]] * ratio[g1][:, None])
         Ur = U[rest]
         a, b_as, it, ok = active_set_low_rank(
             W,
