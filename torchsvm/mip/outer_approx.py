@@ -821,7 +821,10 @@ class OuterApproximation:
                 plp.change_costs(cols, c)
                 res = plp.solve(left)
                 if res.status is not SolveStatus.optimal:
-                    return master  # e.g. nothing below the cutoff: the master says so
+                    # nothing below the cutoff (the master will say so) or r_k not
+                    # bounded by the rows and cuts so far: no grid, nothing lost
+                    logger.debug("no grid of tangent cuts: box LP %s", res.message)
+                    return master
                 box[side, kk] = sgn * res.objective
         g = self.config.mip_rel_gap
         delta = math.sqrt(4.0 * g * max(1.0, abs(cutoff)) / k)
