@@ -21,8 +21,12 @@ Sections (each prints one line per instance and appends a JSON line to
   auto`` without and with the grid of tangent cuts (``solve_csvm(grid_cuts=)``).
   The instances are the csvm experiment's part 2 ("Cost of the solver" of
   docs/results/csvm.md: ``torchsvm.experiments.csvm._synthetic``, seed ``n``,
-  ``M = 100``); ``--csvm-scip-start`` hands SCIP the sliding-b start, as that
-  report does.
+  ``M = 100``); ``--csvm-scip-start`` hands SCIP the sliding-b start that
+  ``solve_csvm`` builds (libsvm S1), as that report's runner does since it times
+  ``solve_csvm``; ``--csvm-report-oa`` also times the runner's former call
+  (``solve_convex_miqp`` from the batched-S1 start). ``--csvm-pool 0 8`` times ours
+  without and with polishing each master's pool of improving solutions
+  (``solve_csvm(master_pool=)``).
 - ``wisconsin``: feature selection on Wisconsin (398 training rows: stratified 70 %,
   ``random_state=0``, standardised), floors 0.85 with Hoeffding alpha 0.05, both
   engines with the same time limit (300 s). Target: our proven gap <= SCIP's.
@@ -225,24 +229,29 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
         searches = sorted(set(args.csvm_local_search), key=list(_ROUNDING).index)
         tightens = sorted(set(args.csvm_tighten), key=list(_ROUNDING).index)
         grids = sorted(set(args.csvm_grid), key=list(_ROUNDING).index)
+        pools = list(dict.fromkeys(args.csvm_pool))
         # settings "local_search", "local_search/tighten_anchors" (the latter when
         # more than one tighten_anchors value is timed), with "/grid_cuts" appended
-        # when more than one grid_cuts value is timed; the last is "ours"
+        # when more than one grid_cuts value is timed and "/pool<k>" when more than
+        # one master_pool value is; the last is "ours"
         settings = [
             (
                 search,
                 tighten,
                 grid,
+                pool,
                 (search if len(tightens) == 1 else f"{search}/{tighten}")
-                + ("" if len(grids) == 1 else f"/{grid}"),
+                + ("" if len(grids) == 1 else f"/{grid}")
+                + ("" if len(pools) == 1 else f"/pool{pool}"),
             )
             for search in searches
             for tighten in tightens
             for grid in grids
+            for pool in pools
         ]
         ls_runs: dict[str, list[dict[str, Any]]] = {lab: [] for *_, lab in settings}
         for _rep in range(args.csvm_repeats):
-            for search, tighten, grid, label in settings:
+            for search, tighten, grid, pool, label in settings:
                 # alternately; the last setting (the default, "auto") is "ours"
                 for rounding in roundings:
                     # "off" first: the last one (the default, "auto") is "ours"
@@ -254,6 +263,7 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
                         local_search=_ROUNDING[search],
                         tighten_anchors=_ROUNDING[tighten],
                         grid_cuts=_ROUNDING[grid],
+                        master_pool=pool,
                     )
                     t_ours = time.perf_counter() - t0
                     if rounding == "off" and len(roundings) > 1:
@@ -275,24 +285,38 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
         if len(settings) > 1 or args.csvm_repeats > 1:
             extra["local_search_runs"] = ls_runs
         # "ours": the median time of the last setting's repeats
-        t_ours = float(np.median([r["time"] for r in ls_runs[settings[-1][3]]]))
+        t_ours = float(np.median([r["time"] for r in ls_runs[settings[-1][-1]]]))
         model, layout, factor = build_csvm_model(p)
-        start = None
-        if args.csvm_scip_start or args.csvm_report_oa:
-            # the experiment's part 2: csvm_start's default (batched) S1 fit
-            start = csvm_start(p, layout).x
+        start = scip_start = None
+        if args.csvm_scip_start:
+            # the experiment's part 2 (torchsvm.experiments.csvm._solver_unit): the
+            # start solve_csvm builds itself (libsvm S1 for the linear and RBF kernels)
+            scip_start = csvm_start(p, layout, s1_solver="libsvm").x
         if args.csvm_report_oa:
+            # the part-2 runner's former call: csvm_start's default (batched) S1 fit
+            start = csvm_start(p, layout).x
             # the experiment's own call (torchsvm.experiments.csvm._solver_unit):
             # the outer approximation alone, from that start, timed without it
             # (with each --csvm-grid value, alternately)
-            runs: dict[str, list[dict[str, Any]]] = {g: [] for g in grids}
+            # (and each --csvm-pool value)
+            combos = [
+                (g, pool, g + ("" if len(pools) == 1 else f"/pool{pool}"))
+                for g in grids
+                for pool in pools
+            ]
+            runs: dict[str, list[dict[str, Any]]] = {lab: [] for *_, lab in combos}
             for _rep in range(args.csvm_repeats):
-                for g in grids:
+                for g, pool, lab in combos:
                     t0 = time.perf_counter()
                     oa = solve_convex_miqp(
-                        model, cfg, start, factor=factor, grid=_ROUNDING[g]
+                        model,
+                        cfg,
+                        start,
+                        factor=factor,
+                        grid=_ROUNDING[g],
+                        master_pool=pool,
                     )
-                    runs[g].append(
+                    runs[lab].append(
                         {
                             "time": time.perf_counter() - t0,
                             "status": oa.status.value,
@@ -301,7 +325,7 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
                         }
                     )
             extra["report_oa_runs"] = runs
-        scip = solve_scip(model, cfg, start=start if args.csvm_scip_start else None)
+        scip = solve_scip(model, cfg, start=scip_start)
         both = sol.status == SolveStatus.optimal and scip.status is SolveStatus.optimal
         ratio = t_ours / scip.runtime if both else float("nan")
         row = {
@@ -322,6 +346,7 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
             "rounding": roundings[-1],
             "tighten_anchors": tightens[-1],
             "grid_cuts": grids[-1],
+            "master_pool": pools[-1],
             "scip_start": bool(args.csvm_scip_start),
             **extra,
         }
@@ -344,7 +369,7 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
         for g, runs in extra.get("report_oa_runs", {}).items():
             times = [r["time"] for r in runs]
             print(
-                f"    report's call (solve_convex_miqp from csvm_start), grid={g}: "
+                f"    part 2's former call (solve_convex_miqp from the batched-S1 start), {g}: "
                 + ", ".join(
                     f"{r['time']:.2f}s {r['status']} ({r['rounds']} rounds)"
                     for r in runs
@@ -360,6 +385,7 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
                     "    "
                     + ("local_search" if len(tightens) == 1 else "ls/tighten")
                     + ("" if len(grids) == 1 else "/grid")
+                    + ("" if len(pools) == 1 else "/pool")
                     + f"={search}: "
                     + ", ".join(
                         f"{r['time']:.2f}s {r['status']} ({r['rounds']} rounds)"
@@ -627,15 +653,23 @@ def main(argv: list[str] | None = None) -> int:
         "(alternately with each --csvm-local-search / --csvm-tighten value)",
     )
     ap.add_argument(
+        "--csvm-pool",
+        nargs="+",
+        type=int,
+        default=[8],
+        help="csvm section: solve_csvm(master_pool=) of ours (and of the report's "
+        "call); '0 8' times both, alternately (0: no master's pool polished)",
+    )
+    ap.add_argument(
         "--csvm-scip-start",
         action="store_true",
-        help="csvm section: hand SCIP the sliding-b start (csvm_start), as the csvm "
-        "experiment's part 2 does",
+        help="csvm section: hand SCIP the sliding-b start solve_csvm builds "
+        "(csvm_start with libsvm S1), as the csvm experiment's part 2 does",
     )
     ap.add_argument(
         "--csvm-report-oa",
         action="store_true",
-        help="csvm section: also time the csvm experiment's own call "
+        help="csvm section: also time the csvm experiment's former call "
         "(solve_convex_miqp from csvm_start, without solve_csvm's options), "
         "--csvm-repeats times with each --csvm-grid value",
     )

@@ -466,3 +466,48 @@ def test_grid_value_is_checked() -> None:
     model = random_miqp(0)
     with pytest.raises(ValueError, match="grid must be"):
         solve_convex_miqp(model, MipConfig(time_limit=10), grid="yes")
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("pool", [0, 8])
+def test_master_pool_keeps_the_brute_force_optimum(seed: int, pool: int) -> None:
+    """Polishing the masters' improving solutions changes no optimum."""
+    model, x0 = random_miqp_and_point(seed)
+    res = solve_convex_miqp(
+        model, MipConfig(time_limit=30), start=x0, grid=False, master_pool=pool
+    )
+    assert res.status is SolveStatus.optimal
+    assert res.objective == pytest.approx(brute_force(model), rel=1e-4, abs=1e-5)
+    assert res.bound <= res.objective + 1e-9
+    svm, _ = svm_like_model(seed)
+    res = solve_convex_miqp(svm, MipConfig(time_limit=30), master_pool=pool)
+    assert res.objective == pytest.approx(brute_force(svm), rel=1e-4, abs=1e-6)
+
+
+def test_master_pool_holds_master_points_and_is_polished_once() -> None:
+    """The pool's points are points of the model with integral integers (oracle:
+    its own rows and bounds); each new assignment is polished once, then the pool
+    is empty."""
+    model, x0 = random_miqp_and_point(3, nb=8, nc=4)
+    oa = OuterApproximation(model, MipConfig(time_limit=30), grid=False)
+    oa.relax()
+    oa.lifted.add_cuts(oa.lifted.r_of(x0))
+    assert oa.offer(x0)
+    mres, _ = oa.master()
+    pool = list(oa._pool)
+    if mres.x is not None:
+        assert pool  # the final solution is an improving one
+    for x in pool:
+        assert np.array_equal(x[oa.integ], np.round(x[oa.integ]))
+        ok, why = check_feasible(model, x, tol=1e-5)
+        assert ok, why
+    n_new = len({np.round(x[oa.integ]).astype(np.int64).tobytes() for x in pool})
+    seen = len(oa.seen)
+    runs = oa.polish_pool()
+    assert runs == min(n_new, oa.master_pool) and len(oa.seen) == seen + runs
+    assert oa._pool == [] and oa.polish_pool() == 0
+
+
+def test_master_pool_value_is_checked() -> None:
+    with pytest.raises(ValueError, match="master_pool must be"):
+        solve_convex_miqp(random_miqp(0), MipConfig(time_limit=10), master_pool=-1)

@@ -1020,6 +1020,7 @@ def solve_csvm(
     local_search: bool | str = "auto",
     tighten_anchors: bool | str = "auto",
     grid_cuts: bool | str = "auto",
+    master_pool: int = 8,
 ) -> CsvmSolution:
     """Solve the CSVM exactly by outer approximation, warm-started by sliding b.
 
@@ -1092,6 +1093,11 @@ def solve_csvm(
         :func:`~torchsvm.mip.outer_approx.solve_convex_miqp`; ``auto``: a lifted
         quadratic of at most 10 dimensions, e.g. the primal form with at most 10
         features). Tangents are valid everywhere; the answer stays exact.
+    master_pool : int
+        Most of a master's improving solutions whose assignments are polished when
+        the master leaves the gap open (``master_pool`` of
+        :func:`~torchsvm.mip.outer_approx.solve_convex_miqp`; 0: none). Incumbents
+        only; the answer stays exact.
 
     Returns
     -------
@@ -1182,6 +1188,7 @@ def solve_csvm(
         improve=floor_swaps(problem, layout) if search_on else None,
         tighten=anchor_tightening(problem, layout) if tighten_on else None,
         grid=grid_cuts,
+        master_pool=master_pool,
     )
     if res.status is SolveStatus.infeasible:
         left = max(deadline - time.perf_counter(), 1e-3)
