@@ -473,6 +473,12 @@ def test_anchor_tightening_master_keeps_its_optimum() -> None:
     nI = layout.train_idx.size
     kept_anchor = np.asarray(tight.A.tocsr()[nI:, zc].min(axis=1).todense()).ravel()
     assert np.any((kept_anchor < 0) & (kept_anchor > -p.big_m + 1e-9))
+    # (w, b) bounded over the tightened LP relaxation, around the master's optimum
+    wb = np.r_[np.arange(layout.w.start, layout.w.stop), layout.b]
+    assert np.all(np.isfinite(tight.col_lower[wb]) & np.isfinite(tight.col_upper[wb]))
+    assert np.all(np.isinf(master.col_lower[wb]))
+    assert np.all(tight.col_lower[wb] <= ref.x[wb] + 1e-9)
+    assert np.all(ref.x[wb] <= tight.col_upper[wb] + 1e-9)
     got = solve_highs(tight, cfg)
     assert got.status == "optimal"
     assert got.objective == pytest.approx(ref.objective, rel=1e-6, abs=1e-8)

@@ -266,3 +266,28 @@ def test_no_warning_when_optimal() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", SolverTimeLimitWarning)
         assert solve_model(_base()).status is SolveStatus.optimal
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_persistent_lp_with_options_matches_linprog(seed: int) -> None:
+    """PersistentLp's extra HiGHS options are set, and its re-solves under new costs
+    (the primal simplex, as the CSVM anchor tightening runs them) match linprog."""
+    from torchsvm.mip.highs import PersistentLp
+
+    rng = np.random.default_rng(seed)
+    m = _random_lp(rng)
+    plp = PersistentLp(m, MipConfig(time_limit=10), options={"simplex_strategy": 4})
+    assert plp._h.getOptionValue("simplex_strategy")[-1] == 4
+    cols = np.arange(m.n_cols)
+    for _ in range(4):
+        c = rng.normal(size=m.n_cols)
+        plp.change_costs(cols, c)
+        got = plp.solve(10.0)
+        ref = linprog(
+            c,
+            A_ub=m.A.toarray(),
+            b_ub=m.row_upper,
+            bounds=list(zip(m.col_lower, m.col_upper)),
+        )
+        assert got.status is SolveStatus.optimal
+        assert got.objective == pytest.approx(ref.fun, rel=1e-7, abs=1e-8)

@@ -324,9 +324,16 @@ class PersistentLp:
         An LP (no integers, no ``Q``).
     config : MipConfig
         Tolerances and threads; every :meth:`solve` gets a time limit.
+    options : dict, optional
+        Further HiGHS options (e.g. ``simplex_strategy``).
     """
 
-    def __init__(self, model: MipModel, config: MipConfig) -> None:
+    def __init__(
+        self,
+        model: MipModel,
+        config: MipConfig,
+        options: dict[str, float | int | str | bool] | None = None,
+    ) -> None:
         if model.has_integers or model.Q is not None:
             raise ValueError("PersistentLp holds an LP (no integers, no Q)")
         model = validate_model(model)
@@ -335,6 +342,8 @@ class PersistentLp:
         _set_options(self._h, config, config.time_limit)
         # NOTE: presolve would discard the basis that makes the re-solves cheap.
         self._h.setOptionValue("presolve", "off")
+        for key, value in (options or {}).items():
+            self._h.setOptionValue(key, value)
         self._sign = _load(self._h, model)
         self.n_cols = model.n_cols
         self.n_rows = model.n_rows
