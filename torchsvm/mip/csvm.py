@@ -56,7 +56,7 @@ from torchsvm.exceptions import InfeasibleProblemError, SolverError
 from torchsvm.kernels import compute_kernel_np
 from torchsvm.mip.highs import PersistentLp
 from torchsvm.mip.model import MipConfig, MipModel, MipResult
-from torchsvm.mip.outer_approx import factor_psd, solve_convex_miqp
+from torchsvm.mip.outer_approx import factor_psd, lp_under_cutoff, solve_convex_miqp
 from torchsvm.mip.solve import solve_model
 from torchsvm.mip.warm_start import (
     S1Fit,
@@ -898,20 +898,6 @@ def anchor_tightening(
     fm = fm[np.argsort(np.arctan2(D[fm, 1], D[fm, 0]), kind="stable")]
     state: dict[str, Any] = {"cutoff": math.inf, "m": None, "box": None}
 
-    def under_cutoff(master: MipModel, keep: np.ndarray, cutoff: float) -> MipModel:
-        """LP of ``master``'s rows ``keep`` (integers relaxed) with its objective <= U."""
-        A = sp.csr_array(master.A)
-        return MipModel(
-            c=np.zeros(master.n_cols),
-            A=sp.vstack([A[keep], sp.csr_array(master.c[None, :])], format="csr"),
-            row_lower=np.concatenate([master.row_lower[keep], [-np.inf]]),
-            row_upper=np.concatenate(
-                [master.row_upper[keep], [cutoff - float(master.offset)]]
-            ),
-            col_lower=master.col_lower,
-            col_upper=master.col_upper,
-        )
-
     def box_of(plp: PersistentLp, t_end: float) -> np.ndarray:
         """Bounds ``(2, d + 1)`` on ``(w, b)`` over the LP (+-inf where not solved)."""
         box = np.full((2, ucols.size), [[-np.inf], [np.inf]])
@@ -940,7 +926,7 @@ def anchor_tightening(
         # rows: the model's (I, anchors, floors), then r = L^T x_S and the cuts
         keep = np.ones(master.n_rows, dtype=bool)
         keep[nI : nI + nF + len(problem.floors)] = False
-        plp = lp_of(under_cutoff(master, keep, cutoff), t_end)
+        plp = lp_of(lp_under_cutoff(master, cutoff, keep), t_end)
         m = np.full(nF, -np.inf)
         box = box_of(plp, t_end)
         lo_b = np.where(D > 0, box[0], box[1])
@@ -990,8 +976,7 @@ def anchor_tightening(
         if fresh and time.perf_counter() < t_end:
             # (w, b) over the tightened master's whole LP relaxation (anchor and
             # floor rows too): a subset of the box that bounded the M_j
-            full = np.ones(out.n_rows, dtype=bool)
-            box = box_of(lp_of(under_cutoff(out, full, cutoff), t_end), t_end)
+            box = box_of(lp_of(lp_under_cutoff(out, cutoff), t_end), t_end)
             state["box"] = np.stack(
                 [
                     np.maximum(state["box"][0], box[0]),

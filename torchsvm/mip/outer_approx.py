@@ -184,6 +184,26 @@ _GRID_MAX_PER_K = 64
 _QP_SOLVERS = ("ipm", "ipm-dense", "ipm-sparse", "highs")
 
 
+def lp_under_cutoff(
+    master: MipModel, cutoff: float, keep: np.ndarray | None = None
+) -> MipModel:
+    """LP of ``master``'s rows ``keep`` (all by default), integers relaxed, with its
+    objective row at most ``cutoff``: every master point that can beat the cutoff is
+    a point of it, so bounds over it are valid presolve bounds for the master."""
+    A = sp.csr_array(master.A)
+    rl, ru = master.row_lower, master.row_upper
+    if keep is not None:
+        A, rl, ru = A[keep], rl[keep], ru[keep]
+    return MipModel(
+        c=np.zeros(master.n_cols),
+        A=sp.vstack([A, sp.csr_array(master.c[None, :])], format="csr"),
+        row_lower=np.concatenate([rl, [-np.inf]]),
+        row_upper=np.concatenate([ru, [cutoff - float(master.offset)]]),
+        col_lower=master.col_lower,
+        col_upper=master.col_upper,
+    )
+
+
 class _Lifted:
     """The model lifted to ``(x, r, t)`` with ``r = L^T x_S`` (see module docstring)."""
 
@@ -851,16 +871,7 @@ class OuterApproximation:
         t_end = time.perf_counter() + time_limit
         n, k = self.lifted.n, self.lifted.k
         A = sp.csr_array(master.A)
-        lp = MipModel(
-            c=np.zeros(master.n_cols),
-            A=sp.vstack([A, sp.csr_array(master.c[None, :])], format="csr"),
-            row_lower=np.concatenate([master.row_lower, [-np.inf]]),
-            row_upper=np.concatenate(
-                [master.row_upper, [cutoff - float(master.offset)]]
-            ),
-            col_lower=master.col_lower,
-            col_upper=master.col_upper,
-        )
+        lp = lp_under_cutoff(master, cutoff)
         plp = PersistentLp(lp, replace(self.config, time_limit=max(time_limit, 1e-3)))
         box = np.full((2, k), np.nan)
         cols = n + np.arange(k)
