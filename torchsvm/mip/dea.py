@@ -1744,6 +1744,60 @@ def _solve_benders(
     return _Exact(best_out, np.arange(N), bound, status, extra), best_out, best_val
 
 
+class _DualEfficiencyLp(PersistentLp):
+    """The dual of the output-oriented efficiency LP of one DMU, kept in HiGHS and
+    re-targeted at other DMUs (SPEC S7): ``min c_theta theta + sum_o cost_o mu_o``
+    over ``lambda . x_i <= theta x_i^k`` (one row per input i) and ``lambda . y_o +
+    mu_o >= y_o^k`` (one row per output o), ``lambda >= 0``, ``mu >= 0``, theta free.
+
+    Columns: theta, then ``mu_o`` for the outputs ``mu_outputs`` (``mu_cols``), then
+    ``lambda_j`` for the reference DMUs. Costs of theta and mu start at
+    ``theta_cost`` and 0; callers set them with ``change_costs``.
+    """
+
+    def __init__(
+        self,
+        evaluate: SelectionEvaluator,
+        mu_outputs: NDArray,
+        k0: int,
+        theta_cost: float,
+    ) -> None:
+        prob = evaluate.problem
+        X, Y = prob.X, prob.Y
+        ref = evaluate.reference
+        M, N = Y.shape[1], X.shape[1]
+        n_mu = len(mu_outputs)
+        mu_block = np.zeros((N + M, n_mu))
+        mu_block[N + np.asarray(mu_outputs), np.arange(n_mu)] = 1.0
+        A = np.hstack(
+            [
+                np.concatenate([-X[k0], np.zeros(M)])[:, None],
+                mu_block,
+                np.vstack([X[ref].T, Y[ref].T]),
+            ]
+        )
+        n_col = 1 + n_mu + len(ref)
+        model = MipModel(
+            c=np.concatenate([[theta_cost], np.zeros(n_col - 1)]),
+            A=sp.csr_array(A),
+            row_lower=np.concatenate([np.full(N, -np.inf), Y[k0]]),
+            row_upper=np.concatenate([np.zeros(N), np.full(M, np.inf)]),
+            col_lower=np.concatenate([[-np.inf], np.zeros(n_col - 1)]),
+            col_upper=np.full(n_col, np.inf),
+            sense="min",
+        )
+        super().__init__(model, evaluate.config)
+        self._X, self._Y = X, Y
+        self.mu_cols = 1 + np.arange(n_mu)
+
+    def load_dmu(self, k: int) -> None:
+        """Make the LP the one of DMU ``k``: its inputs scale theta, its outputs are
+        the right-hand sides."""
+        N, M = self._X.shape[1], self._Y.shape[1]
+        self.change_coefficients(np.arange(N), np.zeros(N, dtype=np.int64), -self._X[k])
+        self.change_row_bounds(N + np.arange(M), self._Y[k], np.full(M, np.inf))
+
+
 def _pareto_cuts(
     evaluate: SelectionEvaluator,
     outputs: NDArray,
@@ -1760,9 +1814,9 @@ def _pareto_cuts(
     envelopment ``lambda`` (the plain cut) for a DMU whose LP is not solved in time.
     """
     prob = evaluate.problem
-    X, Y = prob.X, prob.Y
+    Y = prob.Y
     ref = evaluate.reference
-    M, N = Y.shape[1], X.shape[1]
+    M = Y.shape[1]
     evald = prob.evaluated
     Y_eval = Y[evald]
     plain = _CutPool()
@@ -1773,39 +1827,15 @@ def _pareto_cuts(
     if out.size == 0:
         return const, coef
     # columns: theta, mu_o (o not in T), lambda_j (j in ref)
-    n_mu = len(out)
-    mu_block = np.zeros((N + M, n_mu))
-    mu_block[N + out, np.arange(n_mu)] = 1.0
-    k0 = int(evald[ks[0]])
-    A = np.hstack(
-        [
-            np.concatenate([-X[k0], np.zeros(M)])[:, None],
-            mu_block,
-            np.vstack([X[ref].T, Y[ref].T]),
-        ]
-    )
-    model = MipModel(
-        c=np.zeros(1 + n_mu + len(ref)),
-        A=sp.csr_array(A),
-        row_lower=np.concatenate([np.full(N, -np.inf), Y[k0]]),
-        row_upper=np.concatenate([np.zeros(N), np.full(M, np.inf)]),
-        col_lower=np.concatenate([[-np.inf], np.zeros(n_mu + len(ref))]),
-        col_upper=np.full(1 + n_mu + len(ref), np.inf),
-        sense="min",
-    )
-    lp = PersistentLp(model, evaluate.config)
-    in_rows = np.arange(N)
-    out_rows = N + np.arange(M)
-    mu_cols = 1 + np.arange(n_mu)
-    infs = np.full(M, np.inf)
+    lp = _DualEfficiencyLp(evaluate, out, int(evald[ks[0]]), theta_cost=0.0)
+    mu_cols = lp.mu_cols
     for t, s_idx in enumerate(ks.tolist()):
         left = deadline - time.perf_counter()
         if left <= 0:
             break
         k = int(evald[s_idx])
         yk = Y[k]
-        lp.change_coefficients(in_rows, np.zeros(N, dtype=np.int64), -X[k])
-        lp.change_row_bounds(out_rows, yk, infs)
+        lp.load_dmu(k)
         # NOTE: a hair above E_k(T) keeps the LP feasible under HiGHS tolerances.
         theta = batch.efficiencies[s_idx]
         lp.change_col_bounds(
@@ -1850,32 +1880,11 @@ def _relaxation_cuts(
     prob = evaluate.problem
     X, Y = prob.X, prob.Y
     ref = evaluate.reference
-    M, N = Y.shape[1], X.shape[1]
+    M = Y.shape[1]
     evald = prob.evaluated
     if ks.size == 0:
         return ks, np.zeros(0), np.zeros((0, M))
-    k0 = int(evald[ks[0]])
-    A = np.hstack(
-        [
-            np.concatenate([-X[k0], np.zeros(M)])[:, None],
-            np.vstack([np.zeros((N, M)), np.eye(M)]),
-            np.vstack([X[ref].T, Y[ref].T]),
-        ]
-    )
-    model = MipModel(
-        c=np.concatenate([[1.0], np.zeros(M + len(ref))]),
-        A=sp.csr_array(A),
-        row_lower=np.concatenate([np.full(N, -np.inf), Y[k0]]),
-        row_upper=np.concatenate([np.zeros(N), np.full(M, np.inf)]),
-        col_lower=np.concatenate([[-np.inf], np.zeros(M + len(ref))]),
-        col_upper=np.full(1 + M + len(ref), np.inf),
-        sense="min",
-    )
-    lp = PersistentLp(model, evaluate.config)
-    in_rows = np.arange(N)
-    out_rows = N + np.arange(M)
-    mu_cols = 1 + np.arange(M)
-    infs = np.full(M, np.inf)
+    lp = _DualEfficiencyLp(evaluate, np.arange(M), int(evald[ks[0]]), theta_cost=1.0)
     done, const, coef = [], [], []
     for s_idx in ks.tolist():
         left = deadline - time.perf_counter()
@@ -1884,9 +1893,8 @@ def _relaxation_cuts(
         k = int(evald[s_idx])
         yk = Y[k]
         inv = np.where(yk > 0, 1.0 / np.where(yk > 0, yk, 1.0), 0.0)
-        lp.change_coefficients(in_rows, np.zeros(N, dtype=np.int64), -X[k])
-        lp.change_row_bounds(out_rows, yk, infs)
-        lp.change_costs(mu_cols, np.clip(z, 0.0, 1.0) * inv)
+        lp.load_dmu(k)
+        lp.change_costs(lp.mu_cols, np.clip(z, 0.0, 1.0) * inv)
         res = lp.solve(left)
         if res.status is not SolveStatus.optimal or res.x is None:
             continue
