@@ -389,3 +389,105 @@ def test_purify_start_keeps_w_and_feasibility_and_does_not_raise_the_objective()
     assert float((A * y).sum(1).abs().max()) <= 1e-8
     obj = lambda a: 0.5 * ((a @ W) ** 2).sum(1) - a.sum(1)  # noqa: E731
     assert bool((obj(A) <= obj(A0) + 1e-8).all())
+
+
+def _lattice_cv_problem(
+    levels: tuple[int, ...], folds: int, Cs: np.ndarray, noise: float, seed: int
+) -> tuple[BatchedSvmProblem, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A full factorial design, one-hot (nursery's kind of data): the label is a
+    function of the first attribute (flipped for a fraction ``noise`` of the rows), and
+    the batch is an inner CV (every (fold, C), held-out rows weighted 0)."""
+    rng = np.random.default_rng(seed)
+    grid = np.stack(np.meshgrid(*[np.arange(m) for m in levels], indexing="ij"), -1)
+    grid = grid.reshape(-1, len(levels))
+    X = np.concatenate([np.eye(m)[grid[:, j]] for j, m in enumerate(levels)], 1)
+    y = np.where(grid[:, 0] == 0, 1.0, -1.0)
+    y = np.where(rng.random(y.size) < noise, -y, y)
+    fold = rng.permutation(y.size) % folds
+    Wt = np.repeat(
+        (fold[None, :] != np.arange(folds)[:, None]).astype(float), Cs.size, 0
+    )
+    C = np.tile(Cs, folds)
+    prob = BatchedSvmProblem.from_bounds(X, y, C[:, None] * Wt, kernel="linear")
+    return prob, X, y, Wt, C
+
+
+def _check_against_libsvm(
+    prob: BatchedSvmProblem,
+    sol,  # noqa: ANN001
+    X: np.ndarray,
+    y: np.ndarray,
+    Wt: np.ndarray,
+    C: np.ndarray,
+) -> None:
+    F = ((sol.alpha * prob.y) @ prob.X @ prob.X.T + sol.b[:, None]).numpy()
+    for p in range(prob.n_problems):
+        on = Wt[p] > 0
+        ref = SVC(kernel="linear", C=C[p], tol=1e-10).fit(X[on], y[on])
+        a = np.zeros(y.size)
+        a[np.flatnonzero(on)[ref.support_]] = np.abs(ref.dual_coef_[0])
+        w = (a * y) @ X
+        dual_ref = a.sum() - 0.5 * w @ w
+        # libsvm's dual value cannot exceed the optimum; ours is certified within 1e-7
+        assert float(sol.dual[p]) >= dual_ref - 1e-7 * max(1.0, abs(dual_ref))
+        assert float(sol.dual[p]) <= dual_ref + 1e-6 * max(1.0, abs(dual_ref))
+        fr = ref.decision_function(X)
+        assert np.abs(F[p] - fr).max() <= 1e-4 * max(1.0, np.abs(fr).max())
+
+
+def test_lattice_inner_cv_purified_by_windows_against_libsvm(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a separable lattice puts every row on the margin: the interior point stops with
+    # every active coordinate free (nursery's inner CV: ~10500 of 11664), and the
+    # one-hot columns make faces of k + 1 coordinates rank-deficient
+    prob, X, y, Wt, C = _lattice_cv_problem(
+        (3, 3, 4, 3, 2), 3, np.array([0.5, 8.0]), 0.0, 0
+    )
+    seen: list[tuple[int, int, int]] = []
+    real = box_qp.purify_start
+
+    def spy(W, y_, U, A0, cap, **k):  # noqa: ANN001, ANN003, ANN202
+        A = real(W, y_, U, A0, cap, **k)
+        fin = torch.isfinite(U)
+        free = lambda a: (a > 0) & (a < torch.where(fin, U, torch.inf))  # noqa: E731
+        seen.append((int(free(A0).sum(1).min()), int(free(A).sum(1).max()), W.shape[1]))
+        return A
+
+    monkeypatch.setattr(box_qp, "purify_start", spy)
+    sol = BoxQpSolver(SolverConfig(method="ipm", tol=1e-7), c_path=False)(prob)
+    ((before, after, k),) = seen
+    assert before > 4 * (k + 1)  # the data do make a wide start
+    assert after <= k + 1
+    assert bool(sol.converged.all()) and float(sol.duality_gap.max()) <= 1e-7
+    _check_against_libsvm(prob, sol, X, y, Wt, C)
+
+
+def test_purify_start_below_k_plus_1_on_rank_deficient_faces() -> None:
+    # one-hot columns: [W_F, y_F] of k + 1 lattice rows has a null space, and the
+    # purification goes on until it has none (a face the active set can solve)
+    prob, *_ = _lattice_cv_problem((3, 4, 3), 2, np.array([1.0]), 0.1, 3)
+    W = build_factor(prob).low_rank()
+    y, U = prob.y, prob.U
+    k = W.shape[1]
+    A0 = project_face(U * 0.5, y, U)
+    A = purify_start(W, y, U, A0, k + 1)
+    free = ((A > 0) & (A < U))[0]
+    M = torch.cat([W[free], y[free, None]], 1)
+    assert int(free.sum()) <= k + 1
+    assert int(torch.linalg.matrix_rank(M)) == int(free.sum())  # no null space left
+    assert bool((A >= 0).all()) and bool((A <= U).all())
+    np.testing.assert_allclose((A @ W).numpy(), (A0 @ W).numpy(), atol=1e-10)
+    assert float((A * y).sum(1).abs().max()) <= 1e-10
+    obj = lambda a: 0.5 * ((a @ W) ** 2).sum(1) - a.sum(1)  # noqa: E731
+    assert bool((obj(A) <= obj(A0) + 1e-10).all())
+
+
+@pytest.mark.slow  # ~20-40 s at load 7 (libsvm at tol 1e-10 on 12 problems)
+def test_large_lattice_inner_cv_with_label_noise_against_libsvm() -> None:
+    prob, X, y, Wt, C = _lattice_cv_problem(
+        (3, 5, 4, 4, 3, 2), 4, np.array([0.03125, 1.0, 32.0]), 0.02, 1
+    )
+    sol = BoxQpSolver(SolverConfig(method="ipm", tol=1e-7), c_path=False)(prob)
+    assert bool(sol.converged.all()) and float(sol.duality_gap.max()) <= 1e-7
+    _check_against_libsvm(prob, sol, X, y, Wt, C)

@@ -187,6 +187,120 @@ def _pack(mask: torch.Tensor, width: int) -> tuple[torch.Tensor, torch.Tensor]:
     return idx, idx < n
 
 
+def _null_proj(
+    x: torch.Tensor,
+    B: torch.Tensor,
+    Gj: torch.Tensor | None,
+    Uq: torch.Tensor | None,
+) -> torch.Tensor:
+    """``x`` (R, s) minus its part in the range of ``B`` (R, s, m): by the orthonormal
+    basis ``Uq`` of that range, or else by the Cholesky factor ``Gj`` of the
+    (jittered) Gram matrix."""
+    if Uq is not None:
+        return x - (Uq @ (Uq.transpose(1, 2) @ x[..., None]))[..., 0]
+    assert Gj is not None
+    c = torch.cholesky_solve(B.transpose(1, 2) @ x[..., None], Gj)
+    return x - (B @ c)[..., 0]
+
+
+def _purify_windows(
+    B: torch.Tensor,
+    uF: torch.Tensor,
+    aF: torch.Tensor,
+    valid: torch.Tensor,
+    cap: int,
+    steps: int,
+    exact: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Purification steps on independent windows (R, s) of free coordinates.
+
+    ``B`` (R, s, k + 1) holds each slot's ``[w_i, y_i]`` (zero on unused slots), ``uF``
+    / ``aF`` its bound and value. Each window with more than ``cap`` valid slots steps
+    along the null space of its own ``B^T`` (the projection of the direction to its
+    nearest vertex, signed so that ``1^T v >= 0``) as far as the box allows, so every
+    step fixes at least one coordinate of every live window; the other coordinates
+    (other windows included) do not move, so ``W^T a`` and ``y^T a`` stay fixed.
+    The projection uses ``B^T B`` (downdated as slots leave) with a relative jitter of
+    ``1e-12``, refined once; with ``exact``, an SVD of ``B`` at every step instead,
+    whose singular values below ``1e-9`` of the largest count as null (for windows
+    at or below ``k + 1`` slots, where a direction the jitter takes for null would
+    move ``W^T a``). Returns the new values and validity of the slots.
+    """
+    dt, dev = aF.dtype, aF.device
+    k1 = B.shape[2]
+    finF = torch.isfinite(uF)
+    eye = torch.eye(k1, dtype=dt, device=dev)
+    rel_jit = max(1e-12, 100 * torch.finfo(dt).eps)
+    G = B.transpose(1, 2) @ B
+    # windows whose [W_S, y_S] has no null space left (no direction to step along)
+    flat = torch.zeros(B.shape[0], dtype=torch.bool, device=dev)
+    for it in range(steps):
+        live = (valid.sum(1) > cap) & ~flat
+        if not bool(live.any()):
+            break
+        # toward the nearest vertex, projected onto null([W_F, y_F]^T)
+        half = torch.where(finF, uF / 2, torch.inf)
+        t = torch.where(valid, torch.where(aF < half, -aF, uF - aF), 0.0)
+        t = torch.where(finF | (aF < half), t, -aF)
+        Gj = Uq = None
+        if exact:
+            Uq, sv, _ = torch.linalg.svd(B, full_matrices=False)
+            Uq = Uq * (sv > 1e-9 * sv[:, :1])[:, None, :]
+        else:
+            jit = rel_jit * G.diagonal(dim1=1, dim2=2).amax(1).clamp_min(1.0)
+            Gj, info = torch.linalg.cholesky_ex(G + jit[:, None, None] * eye)
+            if bool((info != 0).any()):
+                # downdates drifted, or a singular window in float32: factor afresh,
+                # with a larger jitter where needed (the refinement below, and the
+                # active set's certificate after the purification, absorb it)
+                G = B.transpose(1, 2) @ B
+                for _ in range(4):
+                    Gj, info = torch.linalg.cholesky_ex(G + jit[:, None, None] * eye)
+                    if not bool((info != 0).any()):
+                        break
+                    jit = torch.where(info != 0, jit * 1e3, jit)
+        v = _null_proj(t, B, Gj, Uq)
+        # t (nearly) in the range of B: a fixed pseudo-random direction instead
+        small = v.norm(dim=1) <= 1e-9 * t.norm(dim=1).clamp_min(1e-300)
+        if bool((small & live).any()):
+            e = torch.sin(
+                torch.arange(t.shape[1], dtype=dt, device=dev) * 12.9898 + float(it)
+            ).expand_as(t)
+            e = torch.where(valid, e, 0.0)
+            ve = _null_proj(e, B, Gj, Uq)
+            none = small & live & (ve.norm(dim=1) <= 1e-9 * e.norm(dim=1))
+            flat = flat | none
+            live = live & ~none
+            v = torch.where(small[:, None], ve, v)
+        # one step of refinement: the jitter and a window's conditioning leave B^T v
+        # off zero by more than rounding, and W^T a would drift by it
+        v = _null_proj(v, B, Gj, Uq)
+        v = torch.where(valid & live[:, None], v, 0.0)
+        v = torch.where(v.sum(1, keepdim=True) < 0, -v, v)  # 1^T v >= 0
+        neg, pos = v < 0, finF & (v > 0)
+        r_lo = torch.where(neg, aF / torch.where(neg, -v, 1.0), torch.inf)
+        r_up = torch.where(pos, (uF - aF) / torch.where(pos, v, 1.0), torch.inf)
+        step = torch.minimum(r_lo.amin(1), r_up.amin(1))
+        ok = live & torch.isfinite(step) & (v.abs().amax(1) > 0)
+        step = torch.where(ok, step, 0.0)
+        aN = aF + step[:, None] * v
+        tb = (step * (1.0 + 1e-9))[:, None]
+        hit_lo = ok[:, None] & neg & (r_lo <= tb)
+        hit_up = ok[:, None] & pos & (r_up <= tb)
+        aN = torch.where(hit_lo, 0.0, torch.where(hit_up, uF, aN))
+        aF = torch.where(valid, aN, aF)
+        gone = hit_lo | hit_up
+        if not bool(gone.any()):
+            break
+        # downdate G by the slots that left (a few per step): O(k^2) each
+        gi, gj = gone.nonzero(as_tuple=True)
+        bg = B[gi, gj]
+        G.index_add_(0, gi, -(bg[:, :, None] * bg[:, None, :]))
+        B[gi, gj] = 0.0
+        valid = valid & ~gone
+    return aF, valid
+
+
 def purify_start(
     W: torch.Tensor,
     y: torch.Tensor,
@@ -202,16 +316,30 @@ def purify_start(
     With ``Q = W W^T`` of rank ``k``, a point whose face ``F`` (coordinates strictly
     inside the box) has more than ``k + 1`` coordinates can move along the null space of
     ``[W_F, y_F]^T``: ``W^T a`` and ``y^T a`` stay fixed, so the objective
-    ``1/2 a^T Q a - 1^T a`` changes only linearly, by ``-1^T v`` per unit step. Each step
+    ``1/2 a^T Q a - 1^T a`` changes only linearly, by ``-1^T v`` per unit step. A step
     takes ``v`` = the projection onto that null space of the direction to the nearest
     vertex (every free coordinate to its nearer bound), with the sign for which
     ``1^T v >= 0``, and goes as far as the box allows: at least one coordinate reaches
     its bound and leaves the face (purification, as in a crossover from an interior
-    point). An interior point on a degenerate problem (many duplicate rows of both
-    labels; measured on churn: 2835 rows, ``k = 13``, ~1100 free coordinates per
-    problem) leaves such faces; the active set would need one ``O(|F|^3)`` face solve
-    per coordinate fixed and ``O(|F|^2)`` memory per row (21 GB on churn's 1100
-    problems). Here a step costs ``O(|F| k)`` per row.
+    point). An interior point on a degenerate problem leaves such faces (measured on
+    churn: 2835 rows, ``k = 13``, ~1100 free coordinates per problem; on nursery's
+    inner CV every one of ~10500 coordinates); the active set would need one
+    ``O(|F|^3)`` face solve per coordinate fixed and ``O(|F|^2)`` memory per row (21 GB
+    on churn's 1100 problems).
+
+    The face is cut into windows of ``2 cap`` coordinates, and every window steps
+    along the null space of its own ``[W_S, y_S]^T`` (moving only its own
+    coordinates, which keeps ``W^T a`` and ``y^T a`` of the whole row) until it has
+    ``cap`` free coordinates left; the survivors of two windows then form one window,
+    and so on (a tree). A face of ``f`` coordinates takes about ``cap log2(f / cap)``
+    batched steps of ``O(f k)`` work each, where steps along the whole face fixed one
+    coordinate (or a few) per step: ``f - cap`` steps of ``O(f k)`` each (nursery's
+    inner CV, 11 rows of ~10500 free coordinates: 78 CPU s that way, ~2 s by windows;
+    docs/benchmarks.md, session 12). The last window goes on below ``cap`` while its
+    ``[W_F, y_F]`` has a null space (SVD, singular values below ``1e-9`` of the largest
+    count as null): with one-hot columns (a sum of columns per attribute) faces of
+    ``k + 1`` lattice rows are rank-deficient, and from such starts the active set
+    cycled on ties at rounding level (nursery: 100 iterations without a certificate).
 
     Parameters
     ----------
@@ -225,7 +353,7 @@ def purify_start(
         Rows with more free coordinates than this are purified down to it (at least
         ``k + 1``, below which the null space is empty in general).
     max_steps : int, optional
-        Bound on the steps (default: the widest face).
+        Bound on the steps of each window (default: until it has ``cap`` left).
     only_above : int, optional
         Purify only the rows with more free coordinates than this (default ``cap``);
         the others are returned as they are.
@@ -247,92 +375,54 @@ def purify_start(
     if rows.numel() == 0:
         return A0
     A = A0.clone()
-    dt, dev = A.dtype, A.device
-    f = int(nf[rows].max())
-    idx, valid = _pack(free[rows], f)
+    R = rows.numel()
+    idx, valid = _pack(free[rows], int(nf[rows].max()))
     W_ext = torch.nn.functional.pad(W, (0, 0, 0, 1))
     y_ext = torch.nn.functional.pad(y, (0, 1))
-    B = torch.cat([W_ext[idx], y_ext[idx][..., None]], dim=2)  # (R, f, k + 1)
-    B = B * valid[..., None]
     U_ext = torch.nn.functional.pad(U[rows], (0, 1))
-    uF = U_ext.gather(1, idx.clamp_max(n))
     a_ext = torch.nn.functional.pad(A[rows], (0, 1))
     aF = a_ext.gather(1, idx)
-    finF = torch.isfinite(uF)
-    eye = torch.eye(k + 1, dtype=dt, device=dev)
-    steps = f - cap if max_steps is None else int(max_steps)
-    pos_r = torch.arange(rows.numel(), device=dev)  # each kept row's place in a_ext
-
-    def write_back() -> None:
-        part = a_ext[pos_r]
-        part.scatter_(1, idx, torch.where(idx < n, aF, 0.0))
-        a_ext[pos_r] = part
-
-    for it in range(steps):
-        cnt = valid.sum(1)
-        live = cnt > cap
-        if not bool(live.any()):
-            break
-        if it % 64 == 0 and it:
-            # write the finished rows and the slots that left back, and keep only
-            # the live rows and their free slots (the face shrinks every step)
-            write_back()
-            width = max(int(cnt[live].max()), 1)
-            order = torch.argsort((~valid[live]).to(torch.int8), dim=1, stable=True)
-            order = order[:, :width]
-            pos_r = pos_r[live]
-            idx, valid = idx[live].gather(1, order), valid[live].gather(1, order)
-            uF, aF = uF[live].gather(1, order), aF[live].gather(1, order)
-            finF = finF[live].gather(1, order)
-            B = B[live].gather(1, order[..., None].expand(-1, -1, k + 1))
-            live = live[live]
-        if it % 64 == 0:  # re-form the Gram matrix now and then (downdates drift)
-            G = B.transpose(1, 2) @ B
-        # toward the nearest vertex, projected onto null([W_F, y_F]^T)
-        half = torch.where(finF, uF / 2, torch.inf)
-        t = torch.where(valid, torch.where(aF < half, -aF, uF - aF), 0.0)
-        t = torch.where(finF | (aF < half), t, -aF)
-        jit = 1e-12 * G.diagonal(dim1=1, dim2=2).amax(1).clamp_min(1.0)
-        coef = torch.linalg.solve(
-            G + jit[:, None, None] * eye, (B.transpose(1, 2) @ t[..., None])
+    s = 2 * cap
+    last = False
+    while True:
+        # write back the slots that left, then pack the free ones left and cut them
+        # into windows of s slots; the last window (every row's face fits in one, or
+        # a level fixed nothing) goes on below cap while [W_F, y_F] has a null space:
+        # one-hot features leave rank-deficient faces of k + 1 coordinates, from
+        # which the active set cycled on ties (nursery)
+        a_ext.scatter_(1, idx, torch.where(idx < n, aF, 0.0))
+        width = max(int(valid.sum(1).max()), 1)
+        last = last or width <= s
+        ws = width if last else s
+        nw = -(-width // ws)
+        order = torch.argsort((~valid).to(torch.int8), dim=1, stable=True)
+        order = torch.nn.functional.pad(order, (0, max(0, nw * ws - order.shape[1])))
+        order = order[:, : nw * ws]
+        inside = torch.arange(nw * ws, device=A.device) < valid.shape[1]
+        idx = torch.where(inside, idx.gather(1, order), n)
+        aF = torch.where(inside, aF.gather(1, order), 0.0)
+        valid = inside & valid.gather(1, order)
+        idx = torch.where(valid, idx, n)
+        iw, vw = idx.view(R * nw, ws), valid.view(R * nw, ws)
+        B = torch.cat([W_ext[iw], y_ext[iw][..., None]], dim=2) * vw[..., None]
+        uw = U_ext.gather(1, idx).view(R * nw, ws)
+        steps = (width if last else s - cap) if max_steps is None else int(max_steps)
+        aw, vw2 = _purify_windows(
+            B,
+            uw,
+            aF.reshape(R * nw, ws),
+            vw,
+            0 if last else cap,
+            steps,
+            exact=last,
         )
-        v = t - (B @ coef)[..., 0]
-        # t (nearly) in the range of B: a fixed pseudo-random direction instead
-        small = v.norm(dim=1) <= 1e-9 * t.norm(dim=1).clamp_min(1e-300)
-        if bool((small & live).any()):
-            e = torch.sin(
-                torch.arange(t.shape[1], dtype=dt, device=dev) * 12.9898 + float(it)
-            ).expand_as(t)
-            e = torch.where(valid, e, 0.0)
-            c2 = torch.linalg.solve(
-                G + jit[:, None, None] * eye, B.transpose(1, 2) @ e[..., None]
-            )
-            v = torch.where(small[:, None], e - (B @ c2)[..., 0], v)
-        v = torch.where(valid & live[:, None], v, 0.0)
-        v = torch.where(v.sum(1, keepdim=True) < 0, -v, v)  # 1^T v >= 0
-        neg, pos = v < 0, finF & (v > 0)
-        r_lo = torch.where(neg, aF / torch.where(neg, -v, 1.0), torch.inf)
-        r_up = torch.where(pos, (uF - aF) / torch.where(pos, v, 1.0), torch.inf)
-        step = torch.minimum(r_lo.amin(1), r_up.amin(1))
-        ok = live & torch.isfinite(step) & (v.abs().amax(1) > 0)
-        step = torch.where(ok, step, 0.0)
-        aN = aF + step[:, None] * v
-        tb = (step * (1.0 + 1e-9))[:, None]
-        hit_lo = ok[:, None] & neg & (r_lo <= tb)
-        hit_up = ok[:, None] & pos & (r_up <= tb)
-        aN = torch.where(hit_lo, 0.0, torch.where(hit_up, uF, aN))
-        aF = torch.where(valid, aN, aF)
-        gone = hit_lo | hit_up
-        if not bool(gone.any()):
+        aF, valid2 = aw.view(R, nw * ws), vw2.view(R, nw * ws)
+        left = int(valid.sum()) - int(valid2.sum())
+        valid = valid2
+        if last:
             break
-        # downdate G by the rows that left (a few per step): O(k^2) each, not a
-        # product over all f slots
-        gi, gj = gone.nonzero(as_tuple=True)
-        bg = B[gi, gj]
-        G = G.index_add(0, gi, -(bg[:, :, None] * bg[:, None, :]))
-        B = B * (~gone)[..., None]
-        valid = valid & ~gone
-    write_back()
+        last = left == 0  # no progress by windows: one window per row
+    a_ext.scatter_(1, idx, torch.where(idx < n, aF, 0.0))
     A[rows] = a_ext[:, :n]
     return A
 
