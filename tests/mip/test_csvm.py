@@ -496,9 +496,9 @@ def test_tighten_anchors_value_is_checked() -> None:
     with pytest.raises(ValueError, match="tighten_anchors must be"):
         solve_csvm(p, MipConfig(time_limit=10), tighten_anchors="yes")
     q = CsvmProblem.from_data(
-        X, y, None, min_tpr=0.9, hoeffding_alpha=None, on_training=True
+        X, y, None, kernel="rbf", min_tpr=0.9, hoeffding_alpha=None, on_training=True
     )
-    with pytest.raises(ValueError, match="primal form of S5"):
+    with pytest.raises(ValueError, match="primal form"):
         solve_csvm(q, MipConfig(time_limit=10), tighten_anchors=True)
 
 
@@ -541,3 +541,130 @@ def test_tighten_anchors_auto_from_more_than_tighten_min_int_anchors(
         with pytest.raises(Stop):
             solve_csvm(p, MipConfig(time_limit=30))
     assert seen[0] is None and callable(seen[1])
+
+
+@pytest.mark.parametrize("tnr", [None, 0.6])
+def test_s5c_tightening_keeps_the_brute_force_optimum(tnr: float | None) -> None:
+    """S5c with its slacks' big-M bounded under the cutoff is exact (brute force).
+
+    With a TPR floor only, the negatives are in no floor and their ``z`` is fixed
+    at 0; with both floors every row's big-M is bounded.
+    """
+    X, y = make_data(5, n=9)
+    p = CsvmProblem.from_data(
+        X,
+        y,
+        None,
+        C=3.0,
+        min_tpr=0.75,
+        min_tnr=tnr,
+        hoeffding_alpha=None,
+        on_training=True,
+    )
+    ref = brute_force_csvm(p, "primal")
+    sol = solve_csvm(p, MipConfig(time_limit=60), tighten_anchors=True)
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(ref, rel=1e-4, abs=1e-6)
+    assert sol.bound <= sol.objective + 1e-9
+
+
+def _s5c_bootstrap_problem(n: int = 80, t: float = 0.9, seed: int = 11) -> CsvmProblem:
+    """A linear S5c as Ctrl2 builds it: a bootstrap draw's counts as weights, the
+    libsvm penalty and M = 1000, a TPR floor that S1 misses."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] + 0.9 * rng.normal(size=n) > 0, 1.0, -1.0)
+    counts = np.bincount(rng.integers(0, n, n), minlength=n).astype(float)
+    return CsvmProblem.from_data(
+        X,
+        y,
+        None,
+        sample_weight=counts,
+        on_training=True,
+        penalty="libsvm",
+        C=4.0,
+        min_tpr=t,
+        hoeffding_alpha=None,
+        big_m=1000.0,
+    )
+
+
+def test_s5c_tightened_master_keeps_its_optimum() -> None:
+    """The tightened S5c master has the master's optimum (HiGHS on both as the
+    oracle) and is a subset of it; its slack rows' big-M must actually shrink, or
+    the test would pass with the identity."""
+    from torchsvm.mip.csvm import anchor_tightening
+    from torchsvm.mip.highs import solve_highs
+    from torchsvm.mip.model import check_feasible as feasible
+    from torchsvm.mip.outer_approx import OuterApproximation
+
+    p = _s5c_bootstrap_problem()
+    model, layout, factor = build_csvm_model(p)
+    cfg = MipConfig(time_limit=60)
+    oa = OuterApproximation(model, cfg, factor=factor)
+    start = csvm_start(p, layout, None)
+    assert start.x is not None
+    oa.set_start(start.x)
+    oa.polish(np.round(start.x[model.integrality.astype(bool)]))
+    oa.relax()
+    master = oa.lifted.master_model()
+    ref = solve_highs(master, cfg)
+    assert ref.status == "optimal"
+    cutoff = oa.ub
+    assert math.isfinite(cutoff) and ref.objective <= cutoff
+    tight = anchor_tightening(p, layout)(master, cutoff, 30.0)
+    nI = layout.train_idx.size
+    zc = layout.z.start + np.arange(nI)
+    coef = np.asarray(tight.A.tocsr()[nI : 2 * nI, zc].max(axis=1).todense()).ravel()
+    assert np.any((coef > 0) & (coef < p.big_m - 1e-9))  # bounded big-M
+    neg = p.y[layout.train_idx] < 0  # in no floor: z fixed at 0
+    assert np.all(tight.col_upper[zc[neg]] == 0)
+    xi = layout.xi.start + np.arange(nI)
+    assert np.all(np.isfinite(tight.col_upper[xi]))
+    got = solve_highs(tight, cfg)
+    assert got.status == "optimal"
+    assert got.objective == pytest.approx(ref.objective, rel=1e-6, abs=1e-8)
+    assert feasible(master, got.x, tol=1e-6)[0]
+
+
+@pytest.mark.slow
+def test_s5c_tighten_after_nodes_same_optimum_as_scip(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``tighten_anchors="auto"`` on S5c: masters run untightened up to
+    S5C_TIGHTEN_AFTER nodes; a master stopped there hands over its bound and point
+    and the next ones are tightened. Forced after 1 node, the answer is SCIP's."""
+    import torchsvm.mip.csvm as csvm_mod
+    import torchsvm.mip.outer_approx as oa_mod
+    from torchsvm.mip.scip import solve_scip
+
+    p = _s5c_bootstrap_problem(n=120, t=0.95, seed=3)
+    cfg = MipConfig(time_limit=120, mip_rel_gap=1e-6)
+    limits: list[int] = []
+    run = oa_mod.OuterApproximation._run_master
+
+    def spy(self, master, config, opts):  # type: ignore[no-untyped-def]
+        limits.append(int((opts or {}).get("mip_max_nodes", -1)))
+        return run(self, master, config, opts)
+
+    monkeypatch.setattr(oa_mod.OuterApproximation, "_run_master", spy)
+    monkeypatch.setattr(csvm_mod, "S5C_TIGHTEN_AFTER", 1)
+    lazy = solve_csvm(p, cfg)
+    # the first master with a cutoff is capped and stops there; the rest are not
+    assert limits[0] == 1 and len(limits) > 1
+    assert all(v == oa_mod._NO_NODE_LIMIT for v in limits[1:])
+    monkeypatch.setattr(oa_mod.OuterApproximation, "_run_master", run)
+    plain = solve_csvm(p, cfg, tighten_anchors=False)
+    scip = solve_scip(build_csvm_model(p, "primal")[0], cfg)
+    assert lazy.status == plain.status == scip.status == "optimal"
+    assert lazy.objective == pytest.approx(scip.objective, rel=1e-5)
+    assert plain.objective == pytest.approx(scip.objective, rel=1e-5)
+
+
+def test_tighten_after_value_is_checked() -> None:
+    from torchsvm.mip.outer_approx import OuterApproximation
+
+    p = _s5c_bootstrap_problem(n=20)
+    model, _, factor = build_csvm_model(p)
+    with pytest.raises(ValueError, match="tighten_after"):
+        OuterApproximation(model, factor=factor, tighten_after=0)

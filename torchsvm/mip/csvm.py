@@ -836,6 +836,25 @@ _TIGHTEN_SAFETY = 1e-5
 _PRIMAL_SIMPLEX = 4
 
 
+def _nearest_neighbour_order(D: np.ndarray) -> np.ndarray:
+    """Order of the rows of ``D`` by a greedy walk to the closest direction (cosine),
+    from the first row: consecutive LPs ``min D_t u`` then re-solve from close bases."""
+    n = D.shape[0]
+    if n <= 2:
+        return np.arange(n)
+    U = D / np.maximum(np.linalg.norm(D, axis=1, keepdims=True), 1e-300)
+    S = U @ U.T
+    left = np.ones(n, dtype=bool)
+    order = np.empty(n, dtype=np.int64)
+    cur = 0
+    for t in range(n):
+        order[t] = cur
+        left[cur] = False
+        if t + 1 < n:
+            cur = int(np.flatnonzero(left)[np.argmax(S[cur, left])])
+    return order
+
+
 def anchor_tightening(
     problem: CsvmProblem, layout: CsvmLayout
 ) -> Callable[[MipModel, float, float], MipModel]:
@@ -867,6 +886,15 @@ def anchor_tightening(
     The LPs re-solve by the primal simplex: a change of costs keeps the last basis
     primal feasible (0.24 -> 0.15 s for the 86 LPs of that instance, same bounds).
 
+    S5c (``on_training``, rows ``xi_i + M1 z_i <= M1`` in place of anchor rows): the
+    same LPs give ``m_i``, and every master point with objective ``<= U`` has one
+    with ``xi_i = max(0, 1 - y_i f(x_i)) <= max(0, 1 - m_i) =: M_i`` (lower slacks:
+    no higher objective, every row still met), so ``xi_i <= M_i`` bounds each
+    slack, a floor member's row becomes ``xi_i + M_i z_i <= M_i`` (``z_i = 1``
+    fixed at ``M_i = 0``) and a row in no floor gets ``z_i = 0`` (its ``z_i`` only
+    caps its own slack). Members' LPs follow a greedy nearest-direction order
+    (Ctrl2's S5c has 13-30 features, where the angle of the first two says little).
+
     The returned master's points with objective ``<= U`` are points of the given
     one, and every point of the given one with objective ``<= U`` has a point with
     the same objective in it (``z_j`` of the second kind set to 0), as ``tighten``
@@ -879,13 +907,16 @@ def anchor_tightening(
     SCIP 112.0 / 96.2 s, in two runs at load ~7-9 (docs/benchmarks.md, "MIP
     engine: linear CSVM n = 1000 under half of SCIP's time").
     """
-    if layout.form != "primal" or problem.on_training:
-        raise ValueError("anchor_tightening needs the primal form of S5 (anchor rows)")
+    if layout.form != "primal":
+        raise ValueError("anchor_tightening needs the primal form (linear kernel)")
+    s5c = bool(problem.on_training)
     I, F, y, X = layout.train_idx, layout.floor_idx, problem.y, problem.X
     nI, nF = I.size, F.size
     M1 = float(problem.big_m)
-    rows = nI + np.arange(nF)  # the anchor rows, in F's order (build_csvm_model)
+    # the anchor rows (S5) or the rows xi_i + M1 z_i <= M1 (S5c, F = I), in F's order
+    rows = nI + np.arange(nF)
     zcol = layout.z.start + np.arange(nF)
+    xicol = layout.xi.start + np.arange(nI)
     ucols = np.array([*range(layout.w.start, layout.w.stop), layout.b], dtype=np.int64)
     D = y[F][:, None] * np.hstack([X[F], np.ones((nF, 1))])  # margins: D @ (w, b)
     pos_in_F = {int(r): t for t, r in enumerate(F)}
@@ -895,7 +926,10 @@ def anchor_tightening(
     # floor members in order of their direction's angle: neighbouring LPs re-solve
     # from close bases
     fm = np.flatnonzero(in_floor)
-    fm = fm[np.argsort(np.arctan2(D[fm, 1], D[fm, 0]), kind="stable")]
+    if s5c:
+        fm = fm[_nearest_neighbour_order(D[fm])]
+    else:
+        fm = fm[np.argsort(np.arctan2(D[fm, 1], D[fm, 0]), kind="stable")]
     state: dict[str, Any] = {"cutoff": math.inf, "m": None, "box": None}
 
     def box_of(plp: PersistentLp, t_end: float) -> np.ndarray:
@@ -952,24 +986,39 @@ def anchor_tightening(
         if m is None:
             return master
         A = sp.csr_array(master.A).tolil()
-        lo = master.row_lower.copy()
+        lo, up = master.row_lower.copy(), master.row_upper.copy()
         col_lo, col_up = master.col_lower.copy(), master.col_upper.copy()
         keep = np.ones(master.n_rows, dtype=bool)
-        for t in np.flatnonzero(in_floor & (1.0 - m < M1)):
-            Mj = max(1.0 - m[t], 0.0)
-            A[rows[t], zcol[t]] = -Mj
-            lo[rows[t]] = 1.0 - Mj
-            if Mj == 0.0:
-                col_lo[zcol[t]] = 1.0
-        gone = np.flatnonzero(~in_floor & (m >= 1.0 - M1))
-        keep[rows[gone]] = False
-        col_up[zcol[gone]] = 0.0
-        col_lo[zcol[gone]] = 0.0
+        if s5c:
+            # xi_i <= max(0, 1 - m_i) for every row; a floor member's row becomes
+            # xi_i + M_i z_i <= M_i; rows in no floor get z_i = 0
+            cap = np.maximum(1.0 - m, 0.0)
+            ok = np.isfinite(cap)
+            col_up[xicol[ok]] = np.minimum(col_up[xicol[ok]], cap[ok])
+            for t in np.flatnonzero(in_floor & (cap < M1)):
+                A[rows[t], zcol[t]] = cap[t]
+                up[rows[t]] = cap[t]
+                if cap[t] == 0.0:
+                    col_lo[zcol[t]] = 1.0
+            col_lo[zcol[~in_floor]] = 0.0
+            col_up[zcol[~in_floor]] = 0.0
+            gone = np.flatnonzero(~in_floor)
+        else:
+            for t in np.flatnonzero(in_floor & (1.0 - m < M1)):
+                Mj = max(1.0 - m[t], 0.0)
+                A[rows[t], zcol[t]] = -Mj
+                lo[rows[t]] = 1.0 - Mj
+                if Mj == 0.0:
+                    col_lo[zcol[t]] = 1.0
+            gone = np.flatnonzero(~in_floor & (m >= 1.0 - M1))
+            keep[rows[gone]] = False
+            col_up[zcol[gone]] = 0.0
+            col_lo[zcol[gone]] = 0.0
         out = replace(
             master,
             A=sp.csr_array(A)[keep],
             row_lower=lo[keep],
-            row_upper=master.row_upper[keep],
+            row_upper=up[keep],
             col_lower=col_lo,
             col_upper=col_up,
         )
@@ -1033,6 +1082,16 @@ LOCAL_SEARCH_MIN_INT = 300
 #: (250) faster with it; n = 100 (50) and n = 200 (100), solved in a fraction of a
 #: second, slower by the tightening's LPs.
 TIGHTEN_MIN_INT = 100
+
+#: ``tighten_anchors="auto"`` on the primal S5c bounds its slacks' big-M (and
+#: ``(w, b)``) only after a master has explored this many branch-and-bound nodes
+#: without it, and from then on. Why (Ctrl2's MIQPs replayed, docs/benchmarks.md,
+#: "Ctrl2's S5c MIQPs"): wisconsin's masters end in 0.3-1.6 s (about 450 nodes)
+#: untightened and in about 0.3 s tightened, but the bounds' LPs take 1-3 s, a net
+#: loss; housing's first masters did not end in 60 s untightened and take 8-24 s
+#: tightened. Nodes, not seconds: a loaded machine would pass a limit in seconds on
+#: masters that are cheap.
+S5C_TIGHTEN_AFTER = 1000
 
 
 def solve_csvm(
@@ -1115,10 +1174,12 @@ def solve_csvm(
         where it was not measured.
     tighten_anchors : bool or "auto"
         Bound the anchor rows' big-M under each master's cutoff and drop the rows
-        of anchors in no floor that cannot bind there (:func:`anchor_tightening`;
-        primal form of S5 only). Each master keeps exactly the points that can
-        beat the incumbent, so the answer stays exact. ``auto``: on for the primal
-        form of S5 with more than :data:`TIGHTEN_MIN_INT` anchors.
+        of anchors in no floor that cannot bind there; on S5c, bound the slacks'
+        big-M (:func:`anchor_tightening`; primal form only). Each master keeps the
+        points that can beat the incumbent, so the answer stays exact. ``auto``: on
+        for the primal form of S5 with more than :data:`TIGHTEN_MIN_INT` anchors,
+        and for the primal S5c once a master has explored
+        :data:`S5C_TIGHTEN_AFTER` nodes without it.
     grid_cuts : bool or "auto"
         Tangent cuts of ``||w||^2`` on a grid over the box of ``w`` that can beat
         the first master's cutoff (``grid`` of
@@ -1173,9 +1234,16 @@ def solve_csvm(
         and not problem.on_training
         and layout.floor_idx.size > TIGHTEN_MIN_INT
     )
-    tighten_on = big_s5 if tighten_anchors == "auto" else bool(tighten_anchors)
-    if tighten_on and (layout.form != "primal" or problem.on_training):
-        raise ValueError("tighten_anchors needs the primal form of S5 (anchor rows)")
+    s5c_primal = layout.form == "primal" and problem.on_training
+    tighten_on = (
+        big_s5 or s5c_primal if tighten_anchors == "auto" else bool(tighten_anchors)
+    )
+    if tighten_on and layout.form != "primal":
+        raise ValueError("tighten_anchors needs the primal form (linear kernel)")
+    # S5c under "auto": only once a master has run S5C_TIGHTEN_AFTER nodes untightened
+    tighten_after = (
+        S5C_TIGHTEN_AFTER if tighten_anchors == "auto" and s5c_primal else None
+    )
     start = None
     if use_start:
         # the start's refits may use at most half of the limit (the first is always made)
@@ -1221,6 +1289,7 @@ def solve_csvm(
         tighten=anchor_tightening(problem, layout) if tighten_on else None,
         grid=grid_cuts,
         master_pool=master_pool,
+        tighten_after=tighten_after,
     )
     if res.status is SolveStatus.infeasible:
         left = max(deadline - time.perf_counter(), 1e-3)

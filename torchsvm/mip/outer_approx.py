@@ -179,6 +179,9 @@ _GRID_MAX_K = 10
 #: spacing asked for by the gap is widened to this count.
 _GRID_MAX_PER_K = 64
 
+#: HiGHS's ``mip_max_nodes`` default (no limit)
+_NO_NODE_LIMIT = 2147483647
+
 #: ``qp_solver`` values: the interior point with its ``linalg="auto"`` (``ipm``) or a
 #: forced ``dense`` / ``sparse`` Newton system (for benchmarks and tests), or HiGHS
 _QP_SOLVERS = ("ipm", "ipm-dense", "ipm-sparse", "highs")
@@ -379,6 +382,13 @@ class OuterApproximation:
         Most of a master's improving solutions (besides its final one) whose
         assignments are polished when that master leaves the gap open
         (:meth:`polish_pool`); 0: none.
+    tighten_after : int, optional
+        Use ``tighten`` only once a master without it has explored this many
+        branch-and-bound nodes (a measure of work that the machine's load does not
+        change, unlike seconds): masters with a cutoff get at most that many nodes
+        until then, and one stopped there leaves its bound and point (valid, as any
+        master's) for the next, tightened one. None: tighten every master with a
+        cutoff.
     """
 
     def __init__(
@@ -394,6 +404,7 @@ class OuterApproximation:
         tighten: Callable[[MipModel, float, float], MipModel] | None = None,
         grid: bool | str = "auto",
         master_pool: int = 8,
+        tighten_after: int | None = None,
     ) -> None:
         self.t0 = time.perf_counter()
         self.config = MipConfig() if config is None else config
@@ -423,6 +434,13 @@ class OuterApproximation:
         self.rounding = rounding
         self.improve = improve
         self.tighten = tighten
+        if tighten_after is not None and int(tighten_after) < 1:
+            raise ValueError(f"tighten_after must be >= 1 or None, got {tighten_after}")
+        self.tighten_after = None if tighten_after is None else int(tighten_after)
+        # whether masters are tightened now (from the start unless tighten_after)
+        self._tightening = tighten is not None and tighten_after is None
+        # whether the last master stopped at tighten_after nodes
+        self._capped = False
         self.lifted = _Lifted(model, factor)
         if grid not in (True, False, "auto"):
             raise ValueError(f"grid must be True, False or 'auto', got {grid!r}")
@@ -786,7 +804,11 @@ class OuterApproximation:
                 "mip_heuristic_effort": 0.0,
                 **_PROOF_OPTIONS,
             }
-        if self.tighten is not None and math.isfinite(cutoff):
+        cap = None
+        if self.tighten is not None and not self._tightening and math.isfinite(cutoff):
+            cap = self.tighten_after
+        if self._tightening and math.isfinite(cutoff):
+            assert self.tighten is not None
             t = time.perf_counter()
             master = self.tighten(master, cutoff, 0.25 * self.remaining())
             logger.debug("master tightened: %.3f s", time.perf_counter() - t)
@@ -801,7 +823,17 @@ class OuterApproximation:
             opts = {**(opts or {}), **_DENSE_OPTIONS}
         if self.master_pool:
             opts = {**(opts or {}), "mip_improving_solution_save": True}
+        if self.tighten_after is not None:
+            # the Highs object is reused: reset the node limit when there is none
+            opts = {
+                **(opts or {}),
+                "mip_max_nodes": _NO_NODE_LIMIT if cap is None else cap,
+            }
         mres = self._run_master(master, master_cfg, opts)
+        self._capped = cap is not None and mres.status is SolveStatus.max_iter
+        if self._capped:
+            logger.debug("master stopped at tighten_after=%d nodes: tightening", cap)
+            self._tightening = True
         self._pool = self._saved_solutions(master) if self.master_pool else []
         self.rounds += 1
         return mres, cutoff
@@ -1086,6 +1118,8 @@ class OuterApproximation:
             if math.isfinite(mres.bound):
                 self.lb = max(self.lb, mres.bound)
             if mres.x is None:
+                if self._capped:
+                    continue
                 return self.timed_out("time limit in the master MILP")
             xm = mres.x
             z = np.round(xm[self.int_idx])
@@ -1120,6 +1154,7 @@ def solve_convex_miqp(
     tighten: Callable[[MipModel, float, float], MipModel] | None = None,
     grid: bool | str = "auto",
     master_pool: int = 8,
+    tighten_after: int | None = None,
 ) -> MipResult:
     """Solve a convex MIQP exactly by outer approximation (SPEC S5 "Solving").
 
@@ -1161,6 +1196,9 @@ def solve_convex_miqp(
         Most improving solutions of a master, besides its final one, whose
         assignments are polished when it leaves the gap open
         (:meth:`OuterApproximation.polish_pool`); 0: none.
+    tighten_after : int, optional
+        Tighten only once an untightened master has explored this many nodes
+        (:class:`OuterApproximation`); None: every master with a cutoff.
 
     Returns
     -------
@@ -1185,6 +1223,7 @@ def solve_convex_miqp(
         tighten=tighten,
         grid=grid,
         master_pool=master_pool,
+        tighten_after=tighten_after,
     )
     oa.seed(incumbents, cut_points, lower_bound)
     return oa.run(start)
