@@ -483,10 +483,19 @@ def test_purify_start_below_k_plus_1_on_rank_deficient_faces() -> None:
     assert bool((obj(A) <= obj(A0) + 1e-10).all())
 
 
-@pytest.mark.slow  # ~20-40 s at load 7 (libsvm at tol 1e-10 on 12 problems)
-def test_large_lattice_inner_cv_with_label_noise_against_libsvm() -> None:
+def test_lattice_inner_cv_with_label_noise_against_libsvm() -> None:
     prob, X, y, Wt, C = _lattice_cv_problem(
         (3, 5, 4, 4, 3, 2), 4, np.array([0.03125, 1.0, 32.0]), 0.02, 1
+    )
+    sol = BoxQpSolver(SolverConfig(method="ipm", tol=1e-7), c_path=False)(prob)
+    assert bool(sol.converged.all()) and float(sol.duality_gap.max()) <= 1e-7
+    _check_against_libsvm(prob, sol, X, y, Wt, C)
+
+
+@pytest.mark.slow  # nursery's size: 12960 rows, 27 one-hot columns
+def test_nursery_sized_lattice_inner_cv_against_libsvm() -> None:
+    prob, X, y, Wt, C = _lattice_cv_problem(
+        (3, 5, 4, 4, 3, 2, 3, 3), 3, np.array([0.03125, 32.0]), 0.0, 2
     )
     sol = BoxQpSolver(SolverConfig(method="ipm", tol=1e-7), c_path=False)(prob)
     assert bool(sol.converged.all()) and float(sol.duality_gap.max()) <= 1e-7
