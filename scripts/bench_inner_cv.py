@@ -9,7 +9,8 @@ purification and the active set separately (wrappers around the functions the so
 calls). ``--problems N`` keeps the first ``N`` problems (the first inner fold's C values
 come first). ``--sklearn K`` checks ``K`` problems, spread over the batch, against
 ``sklearn.svm.SVC(kernel="linear", tol=1e-8)`` (libsvm): decision values and the dual
-objective.
+objective. ``--experiment`` times the experiment's own ``_inner_cv`` for the linear
+kernel instead.
 
 Example::
 
@@ -58,6 +59,12 @@ def main() -> None:
     ap.add_argument("--fold", type=int, default=0)
     ap.add_argument("--problems", type=int, default=0, help="first N problems (0: all)")
     ap.add_argument("--sklearn", type=int, default=0, help="problems checked by libsvm")
+    ap.add_argument(
+        "--experiment",
+        action="store_true",
+        help="time the experiment's own _inner_cv(kernel='linear') instead (the "
+        "BatchedSVC fit, its decision values and the choice of C)",
+    )
     args = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     cfg = load_config(args.config)
@@ -70,6 +77,20 @@ def main() -> None:
         max_train_rows=s.max_train_rows,
         target=_target(cfg, args.dataset),
     )
+    if args.experiment:
+        from torchsvm.experiments.feature_selection import _inner_cv
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        cv = _inner_cv(
+            d["X_train"], d["y_train"], "linear", cfg, cfg.protocol.seed + args.fold
+        )
+        print(
+            f"{args.dataset} fold {args.fold}: _inner_cv linear "
+            f"{time.perf_counter() - t0:.2f} s wall, {time.process_time() - c0:.2f} "
+            f"CPU s, load {os.getloadavg()}; max RSS "
+            f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.2f} GB; {cv}"
+        )
+        return
     X, y = d["X_train"], np.where(d["y_train"] > 0, 1.0, -1.0)
     grid = np.asarray(s.C_grid, dtype=float)
     k = min(s.inner_folds, int(min((y > 0).sum(), (y < 0).sum())))
