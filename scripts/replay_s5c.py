@@ -15,6 +15,10 @@ the environment replaces the time limit (SCIP: 120 s unless given). One line per
 index, status, objective, bound, rounds, CPU and wall seconds, then the captured
 objective, rounds and CPU seconds.
 
+``DBG=1`` logs the outer approximation at DEBUG (each master's seconds, bounds, the
+tightening); ``HIGHS_LOG=K`` prints HiGHS's own log of the K-th master (1-based) of each
+replayed MIQP (root bound, nodes).
+
 Run with ``OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE TORCHSVM_DATA=/work/shared/data
 PYTHONPATH=.``; to time an older commit, unpack it (``git archive``) and put it first on
 ``PYTHONPATH``.
@@ -73,6 +77,24 @@ def capture(name: str, rep: int, out: str) -> None:
 def replay(path: str, which: list[int], mode: str, extra: dict) -> None:
     from torchsvm.mip.csvm import build_csvm_model, solve_csvm
 
+    if os.environ.get("DBG"):
+        import logging
+
+        logging.basicConfig(format="%(relativeCreated)8.0f %(name)s %(message)s")
+        for name in ("torchsvm.mip.outer_approx", "torchsvm.mip.csvm"):
+            logging.getLogger(name).setLevel(logging.DEBUG)
+    if os.environ.get("HIGHS_LOG"):
+        import torchsvm.mip.outer_approx as oa
+
+        run_master = oa.OuterApproximation._run_master
+
+        def logged(self, master, config, opts):  # type: ignore[no-untyped-def]
+            self._n_master = getattr(self, "_n_master", 0) + 1
+            if self._n_master == int(os.environ["HIGHS_LOG"]):
+                config = replace(config, verbose=True)
+            return run_master(self, master, config, opts)
+
+        oa.OuterApproximation._run_master = logged
     with open(path, "rb") as f:
         recs = pickle.load(f)
     for i in which:
