@@ -334,7 +334,7 @@ def purify_start(
     and so on (a tree). A face of ``f`` coordinates takes about ``cap log2(f / cap)``
     batched steps of ``O(f k)`` work each, where steps along the whole face fixed one
     coordinate (or a few) per step: ``f - cap`` steps of ``O(f k)`` each (nursery's
-    inner CV, 11 rows of ~10500 free coordinates: 78 CPU s that way, ~2 s by windows;
+    inner CV, 11 rows of ~10500 free coordinates: 95 CPU s that way, 2 s by windows;
     docs/benchmarks.md, session 12). The last window goes on below ``cap`` while its
     ``[W_F, y_F]`` has a null space (SVD, singular values below ``1e-9`` of the largest
     count as null): with one-hot columns (a sum of columns per attribute) faces of
