@@ -113,3 +113,41 @@ def test_tiny_run_targets_floors_and_report(tmp_path: Path) -> None:
     summary = (tmp_path / "summary.md").read_text()
     assert "| setting | thesis | this run |" in summary and "floors held" in summary
     assert (tmp_path / "feature_selection_rates.png").is_file()
+
+
+def test_report_leaves_a_rate_without_held_out_rows_of_its_class_undefined() -> None:
+    # leave-one-out folds finished so far may all hold a positive: the pooled TNR
+    # is then undefined, not 0, and whether the floors held is not judged
+    cfg = load_config(TINY)
+    name = cfg.data.datasets[0]
+
+    def unit(n_pos: int, n_neg: int, tp: int, tn: int) -> dict:
+        rec = {"tp": tp, "n_pos": n_pos, "tn": tn, "n_neg": n_neg, "n_selected": 3}
+        return {
+            "targets": {"tpr": 0.8, "tnr": 0.7},
+            "positive": "y == 1",
+            "n_features": 5,
+            "inner_cv": {"linear": {"C": 1.0}, "rbf": {"C": 1.0}},
+            "timing": {},
+            "methods": {m: dict(rec) for m in fs.METHODS},
+        }
+
+    rep = fs.assemble(
+        cfg,
+        {f"{name}/fold_00": unit(1, 0, 1, 0), f"{name}/fold_01": unit(1, 0, 1, 0)},
+        {},
+    )
+    v = rep.figures["datasets"][name]["methods"]["fs_linear"]
+    assert v["tpr"] == 1.0 and v["tnr"] is None and v["floors_held"] is None
+    row = next(
+        r for r in rep.text.splitlines() if r.startswith(f"| {name} | fs_linear |")
+    )
+    assert row.split("|")[4:7] == [" 1.000 ", " - ", " - "]
+    # with a negative held out, both rates are defined and the floors are judged
+    rep = fs.assemble(
+        cfg,
+        {f"{name}/fold_00": unit(1, 0, 1, 0), f"{name}/fold_01": unit(0, 1, 0, 0)},
+        {},
+    )
+    v = rep.figures["datasets"][name]["methods"]["fs_linear"]
+    assert (v["tpr"], v["tnr"], v["floors_held"]) == (1.0, 0.0, False)

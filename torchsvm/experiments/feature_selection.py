@@ -388,6 +388,10 @@ def _ms(vals: list[float]) -> str:
     return "n/a" if not vals else f"{np.mean(vals):.3f} ± {np.std(vals):.3f}"
 
 
+def _rate(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
 def assemble(
     cfg: ExperimentConfig, results: dict[str, dict[str, Any]], failures: dict[str, str]
 ) -> ProtocolReport:
@@ -431,10 +435,16 @@ def assemble(
                 rows.append(f"| {name} | {m} | - | - | - | - | - | {len(errs)} | - |")
                 continue
             tot = {k: sum(x[k] for x in recs) for k in ("tp", "n_pos", "tn", "n_neg")}
-            tpr = tot["tp"] / max(tot["n_pos"], 1)
-            tnr = tot["tn"] / max(tot["n_neg"], 1)
+            # a rate without held-out rows of its class (leave-one-out folds finished
+            # so far all of one class) is undefined, and so is whether its floor held
+            tpr = tot["tp"] / tot["n_pos"] if tot["n_pos"] else None
+            tnr = tot["tn"] / tot["n_neg"] if tot["n_neg"] else None
             acc = (tot["tp"] + tot["tn"]) / max(tot["n_pos"] + tot["n_neg"], 1)
-            held = bool(tpr >= t_tpr - 1e-12 and tnr >= t_tnr - 1e-12)
+            held = (
+                None
+                if tpr is None or tnr is None
+                else bool(tpr >= t_tpr - 1e-12 and tnr >= t_tnr - 1e-12)
+            )
             hit = sum(bool(x.get("time_limit_hit")) for x in recs)
             mf = {
                 "folds": len(recs),
@@ -448,8 +458,9 @@ def assemble(
             }
             ds["methods"][m] = mf
             rows.append(
-                f"| {name} | {m} | {acc:.3f} | {tpr:.3f} | {tnr:.3f} | "
-                f"{'yes' if held else 'no'} | {ds['n_features']} -> "
+                f"| {name} | {m} | {acc:.3f} | {_rate(tpr)} | {_rate(tnr)} | "
+                f"{'-' if held is None else 'yes' if held else 'no'} | "
+                f"{ds['n_features']} -> "
                 f"{_ms([float(v) for v in mf['n_selected']])} | {len(errs)} | {hit} |"
             )
         figures["datasets"][name] = ds
@@ -480,7 +491,8 @@ def assemble(
             "",
             "## Held-out rates (pooled over folds)",
             "",
-            "`floors held` = pooled held-out TPR >= mean p0(+) and TNR >= mean p0(-); "
+            "`floors held` = pooled held-out TPR >= mean p0(+) and TNR >= mean p0(-) "
+            "(`-`: a rate is undefined, no held-out row of its class yet); "
             "`feat` = features before -> kept (mean ± std over folds); `failed` = folds "
             "where the floors could not be met or no selection was found in time "
             "(excluded from the rates); `time limit` = fits stopped at the limit with an "
@@ -508,10 +520,8 @@ def assemble(
             axes, ("tpr", "tnr"), ("target_tpr", "target_tnr"), strict=True
         ):
             for i, m in enumerate(METHODS):
-                vals = [
-                    figures["datasets"][n]["methods"][m].get(rate, np.nan)
-                    for n in names
-                ]
+                vals = [figures["datasets"][n]["methods"][m].get(rate) for n in names]
+                vals = [np.nan if v is None else v for v in vals]
                 ax.bar(np.arange(len(names)) + (i - 3.5) * width, vals, width, label=m)
             tg = [figures["datasets"][n][tkey] for n in names]
             ax.scatter(np.arange(len(names)), tg, marker="_", s=600, c="k", zorder=3)
