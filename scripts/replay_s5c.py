@@ -17,7 +17,10 @@ objective, rounds and CPU seconds.
 
 ``DBG=1`` logs the outer approximation at DEBUG (each master's seconds, bounds, the
 tightening); ``HIGHS_LOG=K`` prints HiGHS's own log of the K-th master (1-based) of each
-replayed MIQP (root bound, nodes).
+replayed MIQP (root bound, nodes). ``MASTER_OPTS`` (a Python dict literal of HiGHS options)
+updates the options of the masters that have a cutoff
+(:data:`torchsvm.mip.outer_approx._PROOF_OPTIONS` and, where the commit has it,
+:data:`torchsvm.mip.csvm.S5C_PROOF_OPTIONS`), to time other branching settings.
 
 Run with ``OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE TORCHSVM_DATA=/work/shared/data
 PYTHONPATH=.``; to time an older commit, unpack it (``git archive``) and put it first on
@@ -95,6 +98,14 @@ def replay(path: str, which: list[int], mode: str, extra: dict) -> None:
             return run_master(self, master, config, opts)
 
         oa.OuterApproximation._run_master = logged
+    if os.environ.get("MASTER_OPTS"):
+        import torchsvm.mip.csvm as csvm_mod
+        import torchsvm.mip.outer_approx as oa
+
+        opts = eval(os.environ["MASTER_OPTS"])  # noqa: S307
+        oa._PROOF_OPTIONS.update(opts)
+        # S5c's own overrides (where this commit has them) take the same values
+        getattr(csvm_mod, "S5C_PROOF_OPTIONS", {}).update(opts)
     with open(path, "rb") as f:
         recs = pickle.load(f)
     for i in which:

@@ -544,6 +544,48 @@ def test_ctrl2_shared_seeds_are_exact(data: tuple, monkeypatch) -> None:
                 assert abs(a.objective - o.objective) <= 2e-4 * max(1, abs(o.objective))
 
 
+def test_ctrl2_path_tightens_after_a_hard_previous_c(data: tuple, monkeypatch) -> None:
+    """A MIQP whose floor needed the bounded big-M at the previous C
+    (``tightened_masters > 0``) is solved with it from the first master
+    (``tighten_anchors=True``); the others keep ``"auto"``. Forced here by
+    S5C_TIGHTEN_AFTER = 1; every path fit equals its own solve without any
+    tightening (optimal objectives within the gap)."""
+    import torchsvm.estimators.bootstrap as boot
+    import torchsvm.mip.csvm as csvm_mod
+    from torchsvm.estimators.bootstrap import _draw_counts, fit_s5c_path
+    from torchsvm.mip.model import MipConfig
+
+    X, y, _, _ = data
+    X, y = X[:40], y[:40]
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    counts = _draw_counts(y_pm, 1, 0)
+    grid, targets = [0.25, 1.0, 4.0], [0.8, 0.95]
+    calls: list[dict] = []
+    real = boot.solve_csvm
+
+    def spy(problem, config, **kw):
+        sol = real(problem, config, **kw)
+        calls.append({"problem": problem, "sol": sol, **kw})
+        return sol
+
+    monkeypatch.setattr(boot, "solve_csvm", spy)
+    monkeypatch.setattr(csvm_mod, "S5C_TIGHTEN_AFTER", 1)
+    fit_s5c_path(X, y_pm, counts, grid, targets, time_limit=60.0)
+    hinted = [c for c in calls if c["tighten_anchors"] is True]
+    assert hinted and any(c["tighten_anchors"] == "auto" for c in calls)
+    by_key = {(c["problem"].C, c["problem"].floors[0].required): c for c in calls}
+    for c in hinted:
+        C, req = c["problem"].C, c["problem"].floors[0].required
+        prev_C = grid[grid.index(C) - 1]
+        assert by_key[(prev_C, req)]["sol"].tightened_masters > 0
+        assert c["sol"].tightened_masters > 0
+    for c in calls:
+        ref = real(c["problem"], MipConfig(time_limit=60.0), tighten_anchors=False)
+        assert c["sol"].status.value == ref.status.value == "optimal"
+        tol = 2e-4 * max(1.0, abs(ref.objective))
+        assert abs(c["sol"].objective - ref.objective) <= tol
+
+
 # ------------------------------------------- unanimous votes are exactly 0 or 1 (issue 17)
 # acc^2 weights of these accuracies sum to 1 - 1.1e-16 in floating point
 _ACC = np.array([0.874, 0.86, 0.875, 0.756])

@@ -661,6 +661,38 @@ def test_s5c_tighten_after_nodes_same_optimum_as_scip(
     assert plain.objective == pytest.approx(scip.objective, rel=1e-5)
 
 
+def test_s5c_masters_branch_on_reliable_pseudo_costs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The primal S5c's masters with a cutoff run with S5C_PROOF_OPTIONS
+    (reliability branching on) instead of the proof mode's 0. The S5c optimum is
+    SCIP's."""
+    import torchsvm.mip.outer_approx as oa_mod
+    from torchsvm.mip.csvm import S5C_PROOF_OPTIONS
+    from torchsvm.mip.scip import solve_scip
+
+    seen: list[dict] = []
+    run = oa_mod.OuterApproximation._run_master
+
+    def spy(self, master, config, opts):  # type: ignore[no-untyped-def]
+        seen.append(dict(opts or {}))
+        return run(self, master, config, opts)
+
+    monkeypatch.setattr(oa_mod.OuterApproximation, "_run_master", spy)
+    p = _s5c_bootstrap_problem(n=60, t=0.95, seed=3)
+    cfg = MipConfig(time_limit=60, mip_rel_gap=1e-6)
+    got = solve_csvm(p, cfg)
+    cut = [o for o in seen if "objective_bound" in o]
+    assert cut and all(
+        o["mip_pscost_minreliable"] == S5C_PROOF_OPTIONS["mip_pscost_minreliable"]
+        for o in cut
+    )
+    assert S5C_PROOF_OPTIONS["mip_pscost_minreliable"] > 0
+    scip = solve_scip(build_csvm_model(p, "primal")[0], cfg)
+    assert got.status == scip.status == "optimal"
+    assert got.objective == pytest.approx(scip.objective, rel=1e-5)
+
+
 def test_tighten_after_value_is_checked() -> None:
     from torchsvm.mip.outer_approx import OuterApproximation
 

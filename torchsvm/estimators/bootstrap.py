@@ -1570,6 +1570,11 @@ def _s5c_path_replicate(
                     seeds, lb, points = _shared_seeds(
                         sols, bounds, targets, C_grid, k, r, X, s1, kernel, seeds, lb
                     )
+                # a master of the same floor's MIQP at the previous C needed the
+                # bounded big-M (S5C_TIGHTEN_AFTER nodes without it): bound it from
+                # the first master here, instead of first running one without
+                hard = r > 0 and source[k, r - 1] == "miqp"
+                hard = hard and sols[k][r - 1].tightened_masters > 0
                 sol = solve_csvm(
                     problems[k],
                     config,
@@ -1577,6 +1582,7 @@ def _s5c_path_replicate(
                     incumbents=seeds,
                     lower_bound=lb,
                     cut_points=points,
+                    tighten_anchors=True if hard else "auto",
                 )
             dt = time.perf_counter() - t1
             cpu[k, r] = time.process_time() - c1
@@ -1688,7 +1694,11 @@ def fit_s5c_path(
     limit keeps its incumbent and is never reused), seeded with two exact facts: the
     same target's fit at the previous C is feasible (an incumbent: S5c's constraints
     do not depend on C), and the best proven bound at a lower target of the same
-    (C, replicate) bounds the optimum from below. With ``share_seeds`` each MIQP also
+    (C, replicate) bounds the optimum from below. A MIQP whose floor's MIQP at the
+    previous C ran tightened masters (``tightened_masters > 0``: an untightened master
+    passed :data:`~torchsvm.mip.csvm.S5C_TIGHTEN_AFTER` nodes) bounds its slacks'
+    big-M from its first master (``tighten_anchors=True``) instead of first running
+    one untightened; the bounds are exact either way. With ``share_seeds`` each MIQP also
     gets what every earlier fit of its replicate proves (:func:`_shared_seeds`): the
     previous C's fits at higher targets as incumbents, the best bound over
     lower-or-equal targets and smaller-or-equal C, and tangent cuts of ``||w||^2`` at

@@ -130,6 +130,8 @@ class CsvmSolution:
         Whether the warm start was feasible for the MIQP.
     form : str
         ``"primal"`` or ``"dual"``.
+    tightened_masters : int
+        Masters run with :func:`anchor_tightening` (0 where none was).
     """
 
     status: SolveStatus
@@ -147,6 +149,7 @@ class CsvmSolution:
     form: str
     kernel: str
     gamma: float
+    tightened_masters: int = 0
 
     def decision_function(self, X: np.ndarray) -> np.ndarray:
         """Scores ``f(x)`` of shape (m,) for rows ``X`` of shape (m, d)."""
@@ -1093,6 +1096,14 @@ TIGHTEN_MIN_INT = 100
 #: masters that are cheap.
 S5C_TIGHTEN_AFTER = 1000
 
+#: HiGHS options over the outer approximation's proof mode
+#: (:data:`~torchsvm.mip.outer_approx._PROOF_OPTIONS`) for the primal S5c's masters
+#: with a cutoff: reliability branching back on (HiGHS's default of 8 reliable
+#: pseudo-costs instead of 0). Why (docs/benchmarks.md, "Ctrl2's S5c MIQPs: reliability
+#: branching", session 13): housing's hard masters close the tree in fewer nodes with
+#: strong-branching scores.
+S5C_PROOF_OPTIONS: dict[str, float | int | str | bool] = {"mip_pscost_minreliable": 8}
+
 
 def solve_csvm(
     problem: CsvmProblem,
@@ -1290,6 +1301,7 @@ def solve_csvm(
         grid=grid_cuts,
         master_pool=master_pool,
         tighten_after=tighten_after,
+        proof_options=S5C_PROOF_OPTIONS if s5c_primal else None,
     )
     if res.status is SolveStatus.infeasible:
         left = max(deadline - time.perf_counter(), 1e-3)
@@ -1330,4 +1342,5 @@ def solve_csvm(
         form=layout.form,
         kernel=problem.kernel,
         gamma=problem.gamma,
+        tightened_masters=int(res.extra.get("tightened_masters", 0)),
     )

@@ -389,6 +389,10 @@ class OuterApproximation:
         until then, and one stopped there leaves its bound and point (valid, as any
         master's) for the next, tightened one. None: tighten every master with a
         cutoff.
+    proof_options : dict, optional
+        HiGHS options that replace or extend :data:`_PROOF_OPTIONS` on the masters
+        with a cutoff (e.g. reliability branching back on for a model whose proofs
+        need it). They change the search only, not what a master proves.
     """
 
     def __init__(
@@ -405,8 +409,10 @@ class OuterApproximation:
         grid: bool | str = "auto",
         master_pool: int = 8,
         tighten_after: int | None = None,
+        proof_options: dict[str, float | int | str | bool] | None = None,
     ) -> None:
         self.t0 = time.perf_counter()
+        self.proof_options = dict(proof_options or {})
         self.config = MipConfig() if config is None else config
         if qp_solver not in _QP_SOLVERS:
             raise ValueError(
@@ -441,6 +447,8 @@ class OuterApproximation:
         self._tightening = tighten is not None and tighten_after is None
         # whether the last master stopped at tighten_after nodes
         self._capped = False
+        # masters run tightened so far (reported in the result's ``extra``)
+        self._n_tightened = 0
         self.lifted = _Lifted(model, factor)
         if grid not in (True, False, "auto"):
             raise ValueError(f"grid must be True, False or 'auto', got {grid!r}")
@@ -515,6 +523,7 @@ class OuterApproximation:
             message=msg,
             n_iter=self.rounds,
             start_feasible=self.start_ok,
+            extra={"tightened_masters": float(self._n_tightened)},
         )
 
     def timed_out(self, msg: str) -> MipResult:
@@ -803,6 +812,7 @@ class OuterApproximation:
                 "objective_bound": cutoff,
                 "mip_heuristic_effort": 0.0,
                 **_PROOF_OPTIONS,
+                **self.proof_options,
             }
         cap = None
         if self.tighten is not None and not self._tightening and math.isfinite(cutoff):
@@ -811,6 +821,7 @@ class OuterApproximation:
             assert self.tighten is not None
             t = time.perf_counter()
             master = self.tighten(master, cutoff, 0.25 * self.remaining())
+            self._n_tightened += 1
             logger.debug("master tightened: %.3f s", time.perf_counter() - t)
         if self._grid_pending and math.isfinite(cutoff):
             self._grid_pending = False
@@ -1155,6 +1166,7 @@ def solve_convex_miqp(
     grid: bool | str = "auto",
     master_pool: int = 8,
     tighten_after: int | None = None,
+    proof_options: dict[str, float | int | str | bool] | None = None,
 ) -> MipResult:
     """Solve a convex MIQP exactly by outer approximation (SPEC S5 "Solving").
 
@@ -1199,6 +1211,9 @@ def solve_convex_miqp(
     tighten_after : int, optional
         Tighten only once an untightened master has explored this many nodes
         (:class:`OuterApproximation`); None: every master with a cutoff.
+    proof_options : dict, optional
+        HiGHS options over :data:`_PROOF_OPTIONS` for the masters with a cutoff
+        (:class:`OuterApproximation`).
 
     Returns
     -------
@@ -1224,6 +1239,7 @@ def solve_convex_miqp(
         grid=grid,
         master_pool=master_pool,
         tighten_after=tighten_after,
+        proof_options=proof_options,
     )
     oa.seed(incumbents, cut_points, lower_bound)
     return oa.run(start)
