@@ -93,6 +93,13 @@ _FLOAT32_MIN_TOL = 1e-4
 # took 306 s and 307 of 500 rows hit the 200-iteration cap (mean 194), against 24 s
 # for the interior point on those 307 rows
 _C_PATH_MAX_N = 2000
+# the dense active set's factor store grows its width by 10 % at a time: a face of width
+# f takes up to about 1.21 f^2 numbers per row (solvers/pdas.py, _FactorStore._grow)
+_STORE_GROWTH = 1.25
+# a first-stage face of at least this many free coordinates is "wide" (see _pdas): from
+# the cold start it takes ~log3(f / 256) growing factorisations. Nursery's RBF inner CV
+# (faces of ~9200): 14 factorisations, 52 CPU s for the first problem of a fold
+_PDAS_WIDE_FACE = 1024
 
 
 def _replace_rows(
@@ -598,6 +605,13 @@ class BoxQpSolver:
         upper bound, each later problem from the partition of the most similar problem
         (cosine of the bound vectors) of the previous stage, so most problems need 3-6
         iterations. Rows the active-set iterations do not settle go to ADMM.
+
+        When the first stage's faces might not fit the factor store together (whose
+        factors are reused along the stages), one chain of problems (a problem of the
+        first stage and its successors) is solved first. If its faces are that wide
+        (nursery's RBF inner CV: ~9200 free coordinates of ~10500), the other chains
+        are solved in groups whose factors fit, each group's first problem started
+        from the first chain's partition instead of cold (issue 18).
         """
         cfg = self.config
         y, U, S = prob.y, prob.U, prob.S
@@ -650,30 +664,106 @@ class BoxQpSolver:
             stage = _scale_stages(prob)
             pattern = torch.where(fin, U, act) / scale[:, None]
             pattern = pattern / pattern.norm(dim=1, keepdim=True).clamp_min(1e-300)
-            prev: torch.Tensor | None = None
-            prev_store = None
-            for st in torch.unique(stage).tolist():
+            levels = torch.unique(stage).tolist()
+            # each later problem starts from the most similar problem of the stage
+            # before (its source); root: the first stage's problem its chain starts at
+            src_of = torch.full((P,), -1, dtype=torch.long, device=dev)
+            root = torch.arange(P, device=dev)
+            prev_rows: torch.Tensor | None = None
+            for st in levels:
                 rows = (stage == st).nonzero()[:, 0]
+                if prev_rows is not None:
+                    pos = (pattern[rows] @ pattern[prev_rows].T).argmax(1)
+                    src_of[rows] = prev_rows[pos]
+                    root[rows] = root[src_of[rows]]
+                prev_rows = rows
+
+            def warm(
+                src: torch.Tensor, rows: torch.Tensor, unseen: bool = False
+            ) -> torch.Tensor:
+                """Start of ``rows`` with the partition of the solved problems ``src``;
+                ``unseen``: coordinates inactive in the source (another fold's held-out
+                rows) start in the source's most common state, not at 0."""
                 Ur = U[rows]
-                factors = None
-                if prev is None:
-                    # cold start: every coordinate at its upper bound (free if unbounded)
-                    A0 = torch.where(fin[rows], Ur, 0.5 * act[rows])
+                As, Us = A[src], Ufin[src]
+                at_up = fin[src] & (As >= Us) & (Us > 0)
+                free_s = (As > 0) & ~at_up
+                if unseen:
+                    on = (U[src] > 0).to(dt)
+                    n_up, n_free = (at_up * on).sum(1), (free_s * on).sum(1)
+                    n_lo = on.sum(1) - n_up - n_free
+                    off = U[src] <= 0
+                    to_up = (n_up > n_free) & (n_up > n_lo)
+                    to_free = ~to_up & (n_free > n_lo)
+                    at_up = at_up | (off & to_up[:, None])
+                    free_s = free_s | (off & to_free[:, None])
+                A0 = torch.where(at_up & fin[rows], Ur, 0.0)
+                return torch.where(
+                    free_s & (Ur > 0), 0.5 * torch.where(fin[rows], Ur, 1.0), A0
+                )
+
+            def chains(roots: torch.Tensor, start: torch.Tensor | None) -> None:
+                """Solve every problem whose chain starts at ``roots``, stage by stage;
+                the first stage cold (every coordinate at its upper bound) or, with
+                ``start``, from the partition of the solved problem ``start``."""
+                mine = (root[:, None] == roots[None, :]).any(1)
+                prev: torch.Tensor | None = None
+                prev_store = None
+                for st in levels:
+                    rows = ((stage == st) & mine).nonzero()[:, 0]
+                    if rows.numel() == 0:
+                        continue
+                    factors = None
+                    if prev is None:
+                        if start is None:
+                            A0 = torch.where(fin[rows], U[rows], 0.5 * act[rows])
+                        else:
+                            A0 = warm(start.expand(rows.numel()), rows, unseen=True)
+                    else:
+                        src = src_of[rows]
+                        pos = torch.searchsorted(prev, src)
+                        if prev_store is not None:
+                            # the start has the source's face: reuse its factor
+                            factors = prev_store.subset(pos)
+                        A0 = warm(src, rows)
+                    prev_store = run(rows, A0, factors)
+                    prev = rows
+
+            roots = (stage == levels[0]).nonzero()[:, 0]
+            item = U.element_size()
+            n_act = int((U[roots] > 0).sum(1).max())
+            if roots.numel() > 1 and roots.numel() * n_act * n_act * item > budget:
+                # the faces of the first stage might not fit the factor store together:
+                # solve one chain first and measure its widest face (issue 18)
+                pilot = roots[:1]
+                chains(pilot, None)
+                mine = root == pilot
+                Um = torch.where(fin[mine], U[mine], torch.inf)
+                f = int(((A[mine] > 0) & (A[mine] < Um)).sum(1).max())
+                per_row = int(_STORE_GROWTH * f * f * item) + 1
+                rest = roots[1:]
+                if f < _PDAS_WIDE_FACE:
+                    chains(rest, None)  # narrow faces: all chains at once, as before
                 else:
-                    pos = (pattern[rows] @ pattern[prev].T).argmax(1)
-                    src = prev[pos]
-                    if prev_store is not None:
-                        # the start has the source's face: reuse its factor
-                        factors = prev_store.subset(pos)
-                    As, Us = A[src], Ufin[src]
-                    at_up = fin[src] & (As >= Us) & (Us > 0)
-                    free_s = (As > 0) & ~at_up
-                    A0 = torch.where(at_up & fin[rows], Ur, 0.0)
-                    A0 = torch.where(
-                        free_s & (Ur > 0), 0.5 * torch.where(fin[rows], Ur, 1.0), A0
+                    # wide faces: from every coordinate at its upper bound, the faces
+                    # grow through several factorisations of up to f^3 / 3 flops; the
+                    # pilot's partition (another fold or replicate at the same scale)
+                    # is much nearer. And the factors of every chain of a stage may not
+                    # fit the store together, whose factors then could not be reused
+                    # along the chains (a full factorisation per problem and stage):
+                    # the chains go in groups whose factors fit
+                    g = max(1, budget // per_row)
+                    logger.info(
+                        "pdas: faces of up to %d free coordinates; %d chains solved "
+                        "%d at a time from the first chain's partition",
+                        f,
+                        rest.numel(),
+                        g,
                     )
-                prev_store = run(rows, A0, factors)
-                prev = rows
+                    for s0 in range(0, rest.numel(), g):
+                        chains(rest[s0 : s0 + g], pilot[0])
+            else:
+                chains(roots, None)
         primal, dual, rel, b_opt = duality_gap(A, QA, y, U, S)
         status = torch.where(ok & (rel <= cfg.tol), _OPT, _MAXIT)
         rho = torch.zeros(P, dtype=dt, device=dev)
