@@ -51,6 +51,10 @@ _UPDATE_MAX, _UPDATE_FRAC = 256, 0.125
 # cached per factor (_FactorStore), an update costs the new columns only, so wider
 # changes pay (S8 RBF, docs/benchmarks.md: "cached border columns in the dense active set")
 _UPDATE_MAX_DENSE, _UPDATE_FRAC_DENSE = 512, 0.25
+# ... and on faces wider than 8 * 512 up to |F0| / 8 changes: an update of m columns
+# costs ~m f^2 + m^2 f flops against f^3 / 3 for a factorisation (nursery's RBF inner
+# CV, faces of ~9200, issue 18)
+_UPDATE_DIV_WIDE = 8
 # an update of at least this fraction of a store's rows runs on all of them: copying the
 # factors of a subset (R f^2 numbers) costs more than the discarded rows' solves
 _FULL_STORE_FRAC = 0.75
@@ -665,7 +669,12 @@ def pdas_dense(
         if store is not None and store.enabled:
             mask0 = store.mask[rows]
             nch = (free ^ mask0).sum(1)
-            lim = torch.clamp(frac * mask0.sum(1), max=cap_upd)
+            f0 = mask0.sum(1)
+            if low_rank is None:
+                cap_r = (f0 // _UPDATE_DIV_WIDE).clamp_min(cap_upd)
+            else:
+                cap_r = torch.full_like(f0, cap_upd)
+            lim = torch.minimum(frac * f0.double(), cap_r.double())
             upd = store.has[rows] & (nch <= lim) & (free.sum(1) > 0)
         aF = torch.zeros_like(ab)
         b = torch.zeros(rows.numel(), dtype=dt, device=dev)
