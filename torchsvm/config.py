@@ -65,7 +65,7 @@ class SolverConfig:
         "float32 at the default tolerance"). With ``method="auto"``, float32 batches
         of the linear kernel with ``d < n`` (the low-rank route) and ``tol < 1e-4``
         are solved in float64 from the start and rounded the same way
-        (docs/benchmarks.md, session 10).
+        (docs/benchmarks.md, "float32 on the low-rank route").
     max_iter : int
         Iteration cap per problem (ADMM iterations, or gradient steps in the fallback).
     check_every : int

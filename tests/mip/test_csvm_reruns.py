@@ -60,7 +60,7 @@ def test_dual_start_refits_beat_the_zeroing_start_and_stay_feasible() -> None:
     p, _, _ = _capped_problem()
     model, layout, _ = build_csvm_model(p)
     s1 = fit_s1(p)
-    old = _dual_start(p, layout, s1)  # zeroing alone (the start of session 4)
+    old = _dual_start(p, layout, s1)  # zeroing alone (the earlier start)
     new = csvm_start(p, layout, s1)
     assert new.x is not None and old.x is not None
     assert check_feasible(model, new.x, tol=1e-7)[0]

@@ -204,7 +204,7 @@ def test_auto_rule_follows_the_measured_sizes() -> None:
     assert not use_smo(lin, None)
 
 
-# ---------------------------------------------------------------- session 7 review
+# ------------------------------------------------------- regressions of a review
 
 
 def _weighted(
@@ -244,7 +244,7 @@ def _assert_matches_libsvm(
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_all_at_bound_solution_is_finite_and_matches_libsvm(dtype: str) -> None:
     # C so small that every in-bag coordinate ends at its bound (no free support
-    # vector: b is the midpoint of libsvm's interval). Before session 7, float32 gave
+    # vector: b is the midpoint of libsvm's interval). Before the fix, float32 gave
     # NaN: a row with I_up or I_low empty still rewrote v at an arbitrary j
     X, y = _data(80, 4, seed=0)
     C = [1e-4, 1e-3]
@@ -265,7 +265,7 @@ def test_all_at_bound_solution_is_finite_and_matches_libsvm(dtype: str) -> None:
 
 def test_row_that_converges_between_checks_stops() -> None:
     # row 0 has 4 in-bag rows and needs 2 steps; row 1 needs hundreds. Before
-    # session 7, row 0 went on stepping until the next check (64 iterations here),
+    # the fix, row 0 went on stepping until the next check (64 iterations here),
     # with a bogus j once it had no violating pair left
     X, y = _data(60, 3, seed=7)
     yt = torch.as_tensor(y)
@@ -282,8 +282,8 @@ def test_row_that_converges_between_checks_stops() -> None:
 
 
 def test_max_iter_bounds_every_resumption_together() -> None:
-    # row 0 (small C) is certified early, row 1 (large C) is resumed: before session
-    # 7 each resumption had a fresh budget (200 iterations for max_iter = 100), and
+    # row 0 (small C) is certified early, row 1 (large C) is resumed: before the
+    # fix each resumption had a fresh budget (200 iterations for max_iter = 100), and
     # row 0 came back NaN in float64 too (the bogus-j bug above)
     X, y = _data(80, 4, seed=0)
     prob = _weighted(X, y, [0.05, 50.0])

@@ -1702,10 +1702,10 @@ def fit_s5c_path(
     gets what every earlier fit of its replicate proves (:func:`_shared_seeds`): the
     previous C's fits at higher targets as incumbents, the best bound over
     lower-or-equal targets and smaller-or-equal C, and tangent cuts of ``||w||^2`` at
-    the earlier fits' ``w`` (linear kernel). Exact, but not faster as measured in
-    session 7 (``--ctrl2-pilot``, 16 MIQPs proven both ways at load 9-14: 146.4 vs
-    141.0 CPU-s; -11 % on wisconsin, +21 % on housing, where the extra cuts sent two
-    outer approximations along longer paths), so it is off by default.
+    the earlier fits' ``w`` (linear kernel). Exact, but not faster overall in a
+    ``scripts/reproduce_cost_sensitive.py --ctrl2-pilot`` comparison (faster on
+    wisconsin, slower on housing, where the extra cuts sent two outer approximations
+    along longer paths), so it is off by default.
 
     Parameters
     ----------

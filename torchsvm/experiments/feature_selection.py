@@ -21,7 +21,7 @@ the training part. On the training part:
   the kernel or on ``C`` (``C`` only steers its warm start), so it is solved once per
   floor pair, by ``fs_linear`` / ``fs_hoeffding_linear``, and the RBF method fits (P3)
   on that selection (``fit(..., selection=...)``; thesis ch. 4 also solves (P1) once);
-  its record says ``selection_from``. Until session 7 each kernel solved (P1) on its
+  its record says ``selection_from``. Earlier versions had each kernel solve (P1) on its
   own, from its own C's warm start: the same MILP, so the same selection whenever
   (P1) was proven optimal with a unique optimum.
 

@@ -735,7 +735,7 @@ def floor_rounding(
     keeps it only if it beats the incumbent. German fold 3 (900 rows, RBF; every
     relaxed ``z`` fractional): incumbent 704.875 after 300 s with it, 802.798 without
     (``scripts/bench_mip.py --only overrun --overrun-rounding on off``,
-    docs/benchmarks.md "Session 8 (MIP)").
+    docs/benchmarks.md, "relaxation rounding for the kernel-form CSVM").
     """
     pos_in_F = {int(r): t for t, r in enumerate(layout.floor_idx)}
     w = problem.weights
@@ -1076,7 +1076,7 @@ def _diagnose_infeasible(problem: CsvmProblem, form: str, config: MipConfig) -> 
 
 
 #: ``local_search="auto"`` runs the swap search on primal models with more floor
-#: rows (binaries) than this (docs/benchmarks.md, "Session 9 (MIP)").
+#: rows (binaries) than this (docs/benchmarks.md, "a swap local search").
 LOCAL_SEARCH_MIN_INT = 300
 
 #: ``tighten_anchors="auto"`` bounds the anchor rows' big-M on primal S5 models with

@@ -730,7 +730,7 @@ class OuterApproximation:
         finds the better assignment anyway, but its bound on the tangent model can
         then miss the tolerance, so that a second master proves it again; the cut at
         a better incumbent closes it (linear n = 1000 of scripts/bench_mip.py: 2
-        masters without, 1 with; docs/benchmarks.md, "Session 9 (MIP)").
+        masters without, 1 with; docs/benchmarks.md, "linear n = 1000 profiled").
         """
         if self.improve is None or self.best_x is None:
             return 0

@@ -335,7 +335,7 @@ def purify_start(
     batched steps of ``O(f k)`` work each, where steps along the whole face fixed one
     coordinate (or a few) per step: ``f - cap`` steps of ``O(f k)`` each (nursery's
     inner CV, 11 rows of ~10500 free coordinates: 95 CPU s that way, 2 s by windows;
-    docs/benchmarks.md, session 12). The last window goes on below ``cap`` while its
+    docs/benchmarks.md, "windowed purification of the linear inner CV"). The last window goes on below ``cap`` while its
     ``[W_F, y_F]`` has a null space (SVD, singular values below ``1e-9`` of the largest
     count as null): with one-hot columns (a sum of columns per attribute) faces of
     ``k + 1`` lattice rows are rank-deficient, and from such starts the active set
