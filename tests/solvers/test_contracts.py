@@ -22,7 +22,7 @@ METHODS = {
 }
 
 
-# FISTA in float32 is left out: in the session-4 run test_feasible_and_certified failed
+# FISTA in float32 is left out: in an earlier run test_feasible_and_certified failed
 # for fista-linear-float32 (the 1e-5 gap not certified within max_iter) and ran past five
 # minutes for fista-rbf-float32; auto never picks FISTA below max_factor_n, and float64
 # FISTA is covered
