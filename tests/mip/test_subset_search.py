@@ -17,6 +17,7 @@ from torchsvm.mip.solve import solve_model
 from torchsvm.mip.subset_search import (
     fit_subsets,
     margin_point,
+    separable_1d,
     separable_2d,
     separable_by_planes,
     threshold_start,
@@ -123,3 +124,61 @@ def test_time_limit_bounds_the_whole_call() -> None:
     assert res.result.runtime < 0.5 + 5.0  # one batch / MILP may overrun a little
     if res.status is SolveStatus.time_limit:
         assert res.mip_gap >= 0.0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_single_feature_witness_gives_a_feasible_point(seed: int) -> None:
+    X, y = _data(seed, n=30)
+    p = SelectionProblem.from_data(X, y, 0.6, 0.6)
+    model = build_selection_milp(X, y, p.tpr_floor, p.tnr_floor)
+    one = [separable_2d(p, np.arange(4) == k) for k in range(4)]
+    assert separable_1d(p).tolist() == one
+    points = 0
+    for k in range(4):
+        m = np.arange(4) == k
+        wit: list[np.ndarray] = []
+        ok = separable_2d(p, m, witness=wit)
+        assert ok == bool(wit)
+        if ok:
+            right = wit[0]
+            assert (right & (y > 0)).sum() >= p.need_pos - 1e-9
+            assert (right & (y < 0)).sum() >= p.need_neg - 1e-9
+            # a strict threshold may still need |w_k| or a row's slack beyond big-M:
+            # then no point (None), never an infeasible one
+            x = margin_point(p, m, right, 100.0, MipConfig(time_limit=10))
+            assert x is None or check_feasible(model, x)[0]
+            points += x is not None
+        else:
+            assert not _subset_feasible(p, m)
+    assert points > 0  # feature 0 carries the labels: it meets 0.6 alone
+
+
+def _lattice(seed: int, n: int = 300, d: int = 18) -> tuple[np.ndarray, np.ndarray]:
+    """One-hot-like rows where feature 5 alone separates (nursery's shape): d > 14."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(n, d)).astype(float)
+    y = np.where(X[:, 5] > 0, 1.0, -1.0)
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def test_a_single_separating_feature_is_proven_without_heuristics_or_milp() -> None:
+    X, y = _lattice(0)
+    costs = np.ones(X.shape[1])
+    costs[5] = 2.0  # the separating feature is not the cheapest one
+    cfg = MipConfig(time_limit=60, mip_rel_gap=1e-6)
+    res = solve_feature_selection(X, y, 0.9, 0.9, feature_costs=costs, config=cfg)
+    # oracle: HiGHS on the full (P1) model from no start
+    model = build_selection_milp(X, y, res.tpr_floor, res.tnr_floor, costs)
+    full = solve_model(model, cfg)
+    assert full.status is SolveStatus.optimal
+    assert res.status is SolveStatus.optimal
+    assert res.cost == pytest.approx(full.objective, abs=1e-6)
+    assert check_feasible(model, res.result.x)[0]
+    if res.cost == pytest.approx(1.0):
+        # a unit-cost feature reaches the floors alone: proven by the 1-D bound
+        assert res.result.n_iter == 0
+    # with unit costs the separating feature alone is optimal, proven at once
+    res1 = solve_feature_selection(X, y, 0.9, 0.9, config=cfg)
+    assert res1.status is SolveStatus.optimal and res1.cost == 1.0
+    assert res1.result.n_iter == 0 and np.flatnonzero(res1.support).tolist() == [5]
+    assert "no selection is cheaper than one feature" in res1.result.message

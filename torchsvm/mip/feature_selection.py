@@ -79,6 +79,7 @@ from torchsvm.mip.solve import solve_model
 from torchsvm.mip.subset_search import (
     fit_subsets,
     margin_point,
+    separable_1d,
     separable_2d,
     separable_by_planes,
     threshold_start,
@@ -406,12 +407,11 @@ def solve_feature_selection(
             )
         )
         search.offer(threshold_start(problem, warm_start[0], np.ones(d, bool), big_m))
-    search.heuristics()
-    enumerate_ = method == "enumerate" or (method == "auto" and d <= max_enumerate)
-    if enumerate_:
-        res = search.enumerate()
-    else:
-        res = search.full_milp()
+    res = search.single_features()
+    if res is None:
+        search.heuristics()
+        enumerate_ = method == "enumerate" or (method == "auto" and d <= max_enumerate)
+        res = search.enumerate() if enumerate_ else search.full_milp()
     if res.status is SolveStatus.infeasible:
         raise InfeasibleProblemError(
             f"the TPR floor p*(+1)={p_pos:.4f} and the TNR floor p*(-1)={p_neg:.4f} "
@@ -481,6 +481,8 @@ class _SubsetSearch:
         self.n_milps = 0
         self.msgs: list[str] = []
         self._timing: dict[str, float] = {}
+        # which single features meet both floors (exact 1-D test), once computed
+        self._single: np.ndarray | None = None
 
     def remaining(self) -> float:
         return self.config.time_limit - (time.perf_counter() - self.t0)
@@ -505,6 +507,47 @@ class _SubsetSearch:
             self.start_feasible = True
             return True
         return False
+
+    def single_features(self) -> MipResult | None:
+        """The cheapest single feature that meets both floors, as a first incumbent.
+
+        The exact 1-D test (:func:`~torchsvm.mip.subset_search.separable_2d`) settles
+        every single feature; the cheapest one that meets the floors gives a (P1)
+        point through the max-margin LP on the rows its threshold classifies right
+        (:func:`~torchsvm.mip.subset_search.margin_point`). Unless ``w = 0`` meets the
+        floors (then the bound is 0), every feasible selection holds a feature, so
+        ``min_k c_k`` is a lower bound: an incumbent at that cost is optimal, and the
+        result is returned at once (no heuristics, no MILP). Otherwise None.
+        """
+        d = self.d
+        if self.remaining() <= 0:
+            return None
+        self._single = separable_1d(self.problem)
+        if separable_2d(self.problem, np.zeros(d, dtype=bool)):
+            return None  # w = 0 meets the floors: the bound is 0
+        # the cheapest separating features first; a threshold may still need |w_k|
+        # or a slack beyond big-M (margin_point gives None), so a few are tried
+        cand = np.flatnonzero(self._single)
+        for k in cand[np.argsort(self.costs[cand], kind="stable")][:8]:
+            if self.costs[k] >= self.best_cost - 1e-9 or self.remaining() <= 0:
+                break
+            wit: list[np.ndarray] = []
+            mask = np.arange(d) == k
+            if not separable_2d(self.problem, mask, witness=wit):
+                continue
+            cfg = replace(self.config, time_limit=max(1e-3, self.remaining()))
+            x = margin_point(self.problem, mask, wit[0], self.big_m, cfg)
+            if self.offer(x):
+                self.msgs.append(f"feature {k} alone meets the floors")
+        if self.best_x is None:
+            return None
+        lb = float(self.costs.min())
+        tol = self.config.mip_rel_gap * max(1.0, abs(self.best_cost))
+        if self.best_cost > lb + tol:
+            return None
+        return self._result(
+            SolveStatus.optimal, lb, "no selection is cheaper than one feature"
+        )
 
     # ---------------------------------------------------------------- heuristics
     def _try_subsets(self, subsets: np.ndarray) -> np.ndarray:
@@ -712,9 +755,10 @@ class _SubsetSearch:
         model = self.model
         # NOTE: one mask at a time; a list of np.eye(d)[k] views kept d eye matrices
         # alive (d = 7129: ~29 MB committed each, the leukemia_golub OOM)
-        if self.remaining() > 0 and not any(
-            separable_2d(self.problem, np.arange(d) == k) for k in range(d)
-        ):
+        single = self._single
+        if single is None and self.remaining() > 0:
+            single = separable_1d(self.problem)
+        if single is not None and not single.any():
             row = np.zeros(model.n_cols)
             row[d + 1 + n :] = 1.0
             model = replace(

@@ -208,10 +208,17 @@ def fit_subsets(
     return out
 
 
-def separable_2d(problem: SelectionProblem, features: np.ndarray) -> bool:
+def separable_2d(
+    problem: SelectionProblem,
+    features: np.ndarray,
+    witness: list[np.ndarray] | None = None,
+) -> bool:
     """Whether some hyperplane on ``features`` (at most 2) meets both floors strictly.
 
     ``False`` proves that no (P1) point uses only these features (module docstring).
+    With ``witness`` (a list) and a nonempty ``features``, the rows that the first
+    hyperplane found classifies strictly right are appended to it (a set of rows
+    meeting both floors, for :func:`margin_point`).
     """
     feats = np.flatnonzero(np.asarray(features, dtype=bool))
     if feats.size > 2:
@@ -266,8 +273,52 @@ def separable_2d(problem: SelectionProblem, features: np.ndarray) -> bool:
         )
         ok = (below_n >= need_n - 1e-9) & (above_p >= need_p - 1e-9) & ~tie
         if ok.any():
+            if witness is not None:
+                # the widest gap among the cuts that meet the floors: the largest
+                # margin, so the fewest rows beyond the big-M in margin_point
+                gap = np.full(ok.shape, np.inf)
+                gap[:, 1:-1] = Ss[:, 1:] - Ss[:, :-1]
+                score = np.where(ok, gap, -1.0)
+                m, t = np.unravel_index(int(np.argmax(score)), ok.shape)
+                right = np.zeros(X.shape[0], dtype=bool)
+                right[order[m, :t]] = True  # below the cut: classified negative
+                witness.append(np.where(right, ~pos, pos))
             return True
     return False
+
+
+def separable_1d(problem: SelectionProblem) -> np.ndarray:
+    """:func:`separable_2d` on every single feature at once: a bool array ``(d,)``.
+
+    One sort per feature and direction, in chunks of about two million entries;
+    ``False`` at ``k`` proves that no (P1) point uses feature ``k`` alone. Where
+    ``w = 0`` meets both floors every entry is True (as :func:`separable_2d`).
+    """
+    X, y, v = problem.X, problem.y, problem.v
+    n, d = X.shape
+    if separable_2d(problem, np.zeros(d, dtype=bool)):
+        return np.ones(d, dtype=bool)
+    need_p, need_n = problem.need_pos, problem.need_neg
+    pos = y > 0
+    vp = np.where(pos, v, 0.0)
+    vn = np.where(pos, 0.0, v)
+    out = np.zeros(d, dtype=bool)
+    chunk = max(1, 1_000_000 // max(1, n))
+    for s in range(0, d, chunk):
+        cols = X[:, s : s + chunk].T  # (m, n)
+        S = np.concatenate([cols, -cols])  # both directions
+        order = np.argsort(S, axis=1, kind="stable")
+        Ss = np.take_along_axis(S, order, axis=1)
+        zero = np.zeros((S.shape[0], 1))
+        below_n = np.concatenate([zero, np.cumsum(vn[order], 1)], 1)
+        wp = vp[order]
+        above_p = wp.sum(1, keepdims=True) - np.concatenate([zero, np.cumsum(wp, 1)], 1)
+        edge = np.zeros((S.shape[0], 1), dtype=bool)
+        tie = np.concatenate([edge, Ss[:, 1:] == Ss[:, :-1], edge], 1)
+        ok = ((below_n >= need_n - 1e-9) & (above_p >= need_p - 1e-9) & ~tie).any(1)
+        m = cols.shape[0]
+        out[s : s + m] = ok[:m] | ok[m:]
+    return out
 
 
 def separable_by_planes(
