@@ -63,7 +63,7 @@ from torchsvm.solvers.ipm import ipm_low_rank
 from torchsvm.solvers.kkt import duality_gap, project_face
 from torchsvm.solvers.pdas import face_kernel, pdas_dense
 from torchsvm.solvers.polish import polish
-from torchsvm.solvers.smo import smo_problem, use_smo  # RBF, issue 14 (session 6)
+from torchsvm.solvers.smo import smo_problem, use_smo  # RBF (issue 14)
 from torchsvm.solvers.solution import BatchedSvmSolution
 from torchsvm.types import SolveStatus
 
@@ -208,8 +208,9 @@ def c_path_sources(
     ``t`` times ``p``'s: the same rows and the same weights up to a factor, as for one
     bootstrap replicate at two values of ``C``. Problems that differ otherwise (other
     row blocks, class ratios or row weights: the subset fits of
-    :mod:`torchsvm.mip.subset_search`) gave poor starts, 184 active-set iterations per
-    problem against 29 from the interior point (docs/benchmarks.md, session 10).
+    :mod:`torchsvm.mip.subset_search`) gave poor starts, several times the active-set
+    iterations of the interior point's (docs/benchmarks.md, "Feature selection's start
+    heuristics without the C path").
 
     Rule: problem ``q`` of stage ``r > 0`` chains from the problem ``p`` of stage
     ``r - 1`` whose zero and infinite bounds are the same and whose finite ones
@@ -322,7 +323,7 @@ class BoxQpSolver:
         self.config = config or SolverConfig()
         self.c_path = c_path
         self.merge_duplicates = merge_duplicates
-        # RBF (issue 14, session 6): dense batches by SMO (solvers/smo.py); None: the
+        # RBF (issue 14): dense batches by SMO (solvers/smo.py); None: the
         # rule of smo.use_smo, True/False force it on/off
         self.smo = smo
 
@@ -426,7 +427,7 @@ class BoxQpSolver:
         budget = self._memory_budget(problem)
         with torch.inference_mode():
             if method == "pdas" and use_smo(problem, self.smo):
-                # RBF (issue 14, session 6): batched SMO along the C path; the rows it
+                # RBF (issue 14): batched SMO along the C path; the rows it
                 # does not certify go to the dense active set from its point
                 Q = None if factor is None else factor.dense()
                 out = list(
@@ -550,11 +551,11 @@ class BoxQpSolver:
 
         At a ``tol`` below about ``1e-4`` float32 cannot certify the larger ``C`` of a
         bootstrap grid (the rounding of the gap's own terms; docs/benchmarks.md,
-        session 6), so the float32 path ended in :meth:`_refine_float64` anyway, after
+        "the active set on faces, float32, large n"), so the float32 path ended in :meth:`_refine_float64` anyway, after
         the active set had spent its iteration cap and the interior point had run
         again in float32: measured on the main job's fold at ``tol = 1e-7`` 42-51 CPU s
         against 3.3-3.6 solved so, and on S8 linear 14.6-14.7 against 4.9-5.1
-        (docs/benchmarks.md, session 10). The low-rank route keeps ``O(P n)`` memory,
+        (docs/benchmarks.md, "float32 on the low-rank route"). The low-rank route keeps ``O(P n)`` memory,
         so float64 costs at most twice the float32 iterates; the dense (RBF) route,
         whose ``n x n`` matrix float32 may have been chosen to fit, is left as it is.
         """
@@ -1038,7 +1039,7 @@ class BoxQpSolver:
             # projected onto y^T a = 0: measured on S8 linear (n = 5000, 220 problems,
             # `scripts/bench_solver.py --workload s8 --phases`), the infeasible
             # primal-dual active set below certified few rows within its 8 iterations
-            # and left the rest to the polish (docs/benchmarks.md, session 7)
+            # and left the rest to the polish (docs/benchmarks.md, "pipelined C path")
             snap = max(1e-6, 1e3 * torch.finfo(prob.dtype).eps)
             A0 = torch.where(r < snap, 0.0, torch.where(fin & (r > 1 - snap), U, a))
             # a degenerate problem (duplicate rows of both labels) leaves the interior

@@ -38,11 +38,12 @@ smaller ``eps`` (a few rounds), and what is still uncertified is reported as suc
 
 ``BoxQpSolver(smo=True)`` runs SMO to a loose violation (``_EPS``) without resumptions
 and hands the rows to the dense active set (:mod:`torchsvm.solvers.pdas`), whose exact
-face solves start from SMO's point. On the 2-core CPU of session 6 this pre-pass
+face solves start from SMO's point. On a 2-core CPU this pre-pass
 halved the time of bootstrap folds of 300-1000 rows (11 C x 500 replicates) and tied
 with the active set alone on S8 RBF (n = 5000); SMO resumed alone to the ``1e-7`` gap
-was 2.5x slower than the active set there (docs/benchmarks.md, "S8 RBF (session 6)";
-session 7 moved ``_EPS`` from ``1e-1`` to ``1e-2``, "S8 RBF (session 7)").
+was 2.5x slower than the active set there (docs/benchmarks.md, "S8 RBF ... batched
+SMO"; ``_EPS`` later moved from ``1e-1`` to ``1e-2``, "S8 RBF ... SMO review, pre-pass
+``eps``").
 The automatic choice (:func:`use_smo`) follows those measurements. SMO is the method
 meant for GPUs, where it was not measured.
 """
@@ -66,7 +67,7 @@ logger = logging.getLogger(__name__)
 _TAU = 1e-12
 # ``BoxQpSolver`` uses SMO (as a pre-pass of the dense active set) for nonlinear kernels
 # with _AUTO_MIN_N <= n <= _AUTO_MAX_N. Measured on bootstrap folds, 11 C x 500
-# replicates, load ~10 (docs/benchmarks.md "S8 RBF (session 6)"): ionosphere n = 315
+# replicates, load ~10 (docs/benchmarks.md "S8 RBF ... batched SMO"): ionosphere n = 315
 # 31.6 s vs 67.2 s active set alone, breast-cancer n = 512 26.4-35.5 s vs 60.3-61.6 s,
 # biodeg n = 949 170 s vs > 400 s; S8 n = 5000 (220 problems) a tie; sonar n = 187
 # (1100 problems) slower (5.0 s vs 3.9 s)
@@ -79,9 +80,9 @@ _AUTO_MIN_P = 100
 # dense active set's exact face solves from SMO's point (S8 RBF, load ~10, libsvm loop in
 # the same run: SMO resumed to the 1e-7 gap alone 312 s, 0.5x; eps 1e-3 + active set
 # 124 s, 1.1x; eps 1e-1 + active set 127 s, 1.3x; active set alone 135 s, 1.2x).
-# Session 7, after the fix of rows without a violating pair, on the bootstrap folds
+# After the fix of rows without a violating pair, on the bootstrap folds
 # where the rule uses SMO (scripts/bench_smo_fold.py, load 10-13, docs/benchmarks.md
-# "S8 RBF (session 7)"): eps 1e-2 was the best of 1e-1 / 1e-2 / 1e-3 on ionosphere
+# "S8 RBF ... SMO review, pre-pass eps"): eps 1e-2 was the best of 1e-1 / 1e-2 / 1e-3 on ionosphere
 # (n = 315) and wisconsin (n = 512)
 _EPS = 1e-2
 _REFINE = 0
@@ -188,7 +189,7 @@ def _smo_compact(
         gmax, i = vu.max(1, keepdim=True)
         gi = idx.gather(1, i)[:, 0]
         # NOTE: index_select + gather was faster on CPU than K[gi[:, None], idx] or
-        # take() at R = 20-220, m = 500-3000, n = 5000 (session 7), despite the (R, n)
+        # take() at R = 20-220, m = 500-3000, n = 5000, despite the (R, n)
         # copy
         Ki = K.index_select(0, gi).gather(1, idx)
         # second-order choice of j: maximise (gmax - v_t)^2 / curvature over I_low
