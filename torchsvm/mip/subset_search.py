@@ -250,28 +250,7 @@ def separable_2d(
     vn = np.where(pos, 0.0, v)
     chunk = max(1, 2_000_000 // max(1, X.shape[0]))
     for s in range(0, dirs.shape[0], chunk):
-        S = dirs[s : s + chunk] @ X.T  # (m, n)
-        order = np.argsort(S, axis=1, kind="stable")
-        Ss = np.take_along_axis(S, order, axis=1)
-        wp = vp[order]
-        wn = vn[order]
-        # threshold after position t (t = 0..n): negatives below, positives above
-        below_n = np.concatenate([np.zeros((S.shape[0], 1)), np.cumsum(wn, 1)], 1)
-        above_p = wp.sum(1, keepdims=True) - np.concatenate(
-            [np.zeros((S.shape[0], 1)), np.cumsum(wp, 1)], 1
-        )
-        # a cut between equal projections is not a strict threshold
-        # (exact equality only: identical rows; treating near-equal projections as
-        # separable errs on the safe side of an infeasibility proof)
-        tie = np.concatenate(
-            [
-                np.zeros((S.shape[0], 1), dtype=bool),
-                Ss[:, 1:] == Ss[:, :-1],
-                np.zeros((S.shape[0], 1), dtype=bool),
-            ],
-            1,
-        )
-        ok = (below_n >= need_n - 1e-9) & (above_p >= need_p - 1e-9) & ~tie
+        ok, order, Ss = _threshold_cuts(dirs[s : s + chunk] @ X.T, vp, vn, problem)
         if ok.any():
             if witness is not None:
                 # the widest gap among the cuts that meet the floors: the largest
@@ -287,6 +266,31 @@ def separable_2d(
     return False
 
 
+def _threshold_cuts(
+    S: np.ndarray, vp: np.ndarray, vn: np.ndarray, problem: SelectionProblem
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which thresholds on each row of projections ``S`` (m, n) meet both floors.
+
+    Returns ``ok`` of shape ``(m, n + 1)`` (the cut after sorted position ``t``:
+    negatives below, positives above, strictly), the sort ``order`` and the sorted
+    projections. ``vp`` / ``vn`` are the row weights of the positives / negatives.
+    """
+    order = np.argsort(S, axis=1, kind="stable")
+    Ss = np.take_along_axis(S, order, axis=1)
+    zero = np.zeros((S.shape[0], 1))
+    below_n = np.concatenate([zero, np.cumsum(vn[order], 1)], 1)
+    wp = vp[order]
+    above_p = wp.sum(1, keepdims=True) - np.concatenate([zero, np.cumsum(wp, 1)], 1)
+    # a cut between equal projections is not a strict threshold
+    # (exact equality only: identical rows; treating near-equal projections as
+    # separable errs on the safe side of an infeasibility proof)
+    edge = np.zeros((S.shape[0], 1), dtype=bool)
+    tie = np.concatenate([edge, Ss[:, 1:] == Ss[:, :-1], edge], 1)
+    need_p, need_n = problem.need_pos, problem.need_neg
+    ok = (below_n >= need_n - 1e-9) & (above_p >= need_p - 1e-9) & ~tie
+    return ok, order, Ss
+
+
 def separable_1d(problem: SelectionProblem) -> np.ndarray:
     """:func:`separable_2d` on every single feature at once: a bool array ``(d,)``.
 
@@ -298,7 +302,6 @@ def separable_1d(problem: SelectionProblem) -> np.ndarray:
     n, d = X.shape
     if separable_2d(problem, np.zeros(d, dtype=bool)):
         return np.ones(d, dtype=bool)
-    need_p, need_n = problem.need_pos, problem.need_neg
     pos = y > 0
     vp = np.where(pos, v, 0.0)
     vn = np.where(pos, 0.0, v)
@@ -306,16 +309,7 @@ def separable_1d(problem: SelectionProblem) -> np.ndarray:
     chunk = max(1, 1_000_000 // max(1, n))
     for s in range(0, d, chunk):
         cols = X[:, s : s + chunk].T  # (m, n)
-        S = np.concatenate([cols, -cols])  # both directions
-        order = np.argsort(S, axis=1, kind="stable")
-        Ss = np.take_along_axis(S, order, axis=1)
-        zero = np.zeros((S.shape[0], 1))
-        below_n = np.concatenate([zero, np.cumsum(vn[order], 1)], 1)
-        wp = vp[order]
-        above_p = wp.sum(1, keepdims=True) - np.concatenate([zero, np.cumsum(wp, 1)], 1)
-        edge = np.zeros((S.shape[0], 1), dtype=bool)
-        tie = np.concatenate([edge, Ss[:, 1:] == Ss[:, :-1], edge], 1)
-        ok = ((below_n >= need_n - 1e-9) & (above_p >= need_p - 1e-9) & ~tie).any(1)
+        ok = _threshold_cuts(np.concatenate([cols, -cols]), vp, vn, problem)[0].any(1)
         m = cols.shape[0]
         out[s : s + m] = ok[:m] | ok[m:]
     return out
