@@ -550,12 +550,13 @@ class BoxQpSolver:
         data), certify it by the float64 gap and round the answer to float32.
 
         At a ``tol`` below about ``1e-4`` float32 cannot certify the larger ``C`` of a
-        bootstrap grid (the rounding of the gap's own terms; docs/benchmarks.md,
-        "the active set on faces, float32, large n"), so the float32 path ended in :meth:`_refine_float64` anyway, after
-        the active set had spent its iteration cap and the interior point had run
-        again in float32: measured on the main job's fold at ``tol = 1e-7`` 42-51 CPU s
-        against 3.3-3.6 solved so, and on S8 linear 14.6-14.7 against 4.9-5.1
-        (docs/benchmarks.md, "float32 on the low-rank route"). The low-rank route keeps ``O(P n)`` memory,
+        bootstrap grid (the rounding of the gap's own terms; docs/benchmarks.md, "the
+        active set on faces, float32, large n"), so the float32 path ended in
+        :meth:`_refine_float64` anyway, after the active set had spent its iteration
+        cap and the interior point had run again in float32: measured on the main
+        job's fold at ``tol = 1e-7`` 42-51 CPU s against 3.3-3.6 solved so, and on S8
+        linear 14.6-14.7 against 4.9-5.1 (docs/benchmarks.md, "float32 on the low-rank
+        route"). The low-rank route keeps ``O(P n)`` memory,
         so float64 costs at most twice the float32 iterates; the dense (RBF) route,
         whose ``n x n`` matrix float32 may have been chosen to fit, is left as it is.
         """
