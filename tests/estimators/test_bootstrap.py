@@ -489,6 +489,22 @@ def test_ctrl2_shared_seeds_pick_what_is_valid() -> None:
 
 
 @pytest.mark.slow  # two S5c paths with MIQPs: ~16 s under load
+def _record_solve_csvm(monkeypatch) -> list[dict]:
+    """Record every ``solve_csvm`` call of ``fit_s5c_path`` (problem, solution, kwargs)."""
+    import torchsvm.estimators.bootstrap as boot
+
+    calls: list[dict] = []
+    real = boot.solve_csvm
+
+    def spy(problem, config, **kw):
+        sol = real(problem, config, **kw)
+        calls.append({"problem": problem, "sol": sol, **kw})
+        return sol
+
+    monkeypatch.setattr(boot, "solve_csvm", spy)
+    return calls
+
+
 def test_ctrl2_shared_seeds_are_exact(data: tuple, monkeypatch) -> None:
     """The seeds each MIQP gets from its replicate's earlier fits (incumbents at higher
     targets of the previous C, the bound over lower targets and smaller C, tangent
@@ -503,15 +519,7 @@ def test_ctrl2_shared_seeds_are_exact(data: tuple, monkeypatch) -> None:
     y_pm = np.where(y == 1, 1.0, -1.0)
     counts = _draw_counts(y_pm, 2, 0)
     grid, targets = [0.25, 1.0, 4.0], [0.7, 0.8, 0.9, 0.95]
-    calls: list[dict] = []
-    real = boot.solve_csvm
-
-    def spy(problem, config, **kw):
-        sol = real(problem, config, **kw)
-        calls.append({"problem": problem, "sol": sol, **kw})
-        return sol
-
-    monkeypatch.setattr(boot, "solve_csvm", spy)
+    calls = _record_solve_csvm(monkeypatch)
     shared = fit_s5c_path(
         X, y_pm, counts, grid, targets, time_limit=120.0, share_seeds=True
     )
@@ -550,7 +558,6 @@ def test_ctrl2_path_tightens_after_a_hard_previous_c(data: tuple, monkeypatch) -
     (``tighten_anchors=True``); the others keep ``"auto"``. Forced here by
     S5C_TIGHTEN_AFTER = 1; every path fit equals its own solve without any
     tightening (optimal objectives within the gap)."""
-    import torchsvm.estimators.bootstrap as boot
     import torchsvm.mip.csvm as csvm_mod
     from torchsvm.estimators.bootstrap import _draw_counts, fit_s5c_path
     from torchsvm.mip.model import MipConfig
@@ -560,15 +567,7 @@ def test_ctrl2_path_tightens_after_a_hard_previous_c(data: tuple, monkeypatch) -
     y_pm = np.where(y == 1, 1.0, -1.0)
     counts = _draw_counts(y_pm, 1, 0)
     grid, targets = [0.25, 1.0, 4.0], [0.8, 0.95]
-    calls: list[dict] = []
-    real = boot.solve_csvm
-
-    def spy(problem, config, **kw):
-        sol = real(problem, config, **kw)
-        calls.append({"problem": problem, "sol": sol, **kw})
-        return sol
-
-    monkeypatch.setattr(boot, "solve_csvm", spy)
+    calls = _record_solve_csvm(monkeypatch)
     monkeypatch.setattr(csvm_mod, "S5C_TIGHTEN_AFTER", 1)
     fit_s5c_path(X, y_pm, counts, grid, targets, time_limit=60.0)
     hinted = [c for c in calls if c["tighten_anchors"] is True]
@@ -580,7 +579,9 @@ def test_ctrl2_path_tightens_after_a_hard_previous_c(data: tuple, monkeypatch) -
         assert by_key[(prev_C, req)]["sol"].tightened_masters > 0
         assert c["sol"].tightened_masters > 0
     for c in calls:
-        ref = real(c["problem"], MipConfig(time_limit=60.0), tighten_anchors=False)
+        ref = csvm_mod.solve_csvm(
+            c["problem"], MipConfig(time_limit=60.0), tighten_anchors=False
+        )
         assert c["sol"].status.value == ref.status.value == "optimal"
         tol = 2e-4 * max(1.0, abs(ref.objective))
         assert abs(c["sol"].objective - ref.objective) <= tol
