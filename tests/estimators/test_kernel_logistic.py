@@ -202,3 +202,17 @@ def test_linear_cv_scores_equal_sklearn_logistic_regression() -> None:
     np.testing.assert_allclose(
         m.predict_proba(X), ref.best_estimator_.predict_proba(X), atol=1e-6
     )
+
+
+def test_cv_fits_all_rows_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    X, y = _data(6, n=45)
+    sizes: list[int] = []
+    fit = KernelLogisticRegression.fit
+
+    def spy(self, X, y, sample_weight=None):  # type: ignore[no-untyped-def]
+        sizes.append(len(X))
+        return fit(self, X, y, sample_weight=sample_weight)
+
+    monkeypatch.setattr(KernelLogisticRegression, "fit", spy)
+    KernelLogisticRegressionCV(C_grid=[0.1, 1.0], gamma_grid=[0.3], cv=3).fit(X, y)
+    assert sizes.count(45) == 1 and len(sizes) == 2 * 3 + 1

@@ -524,7 +524,7 @@ class KernelLogisticRegressionCV(BinaryClassifierMixin, BaseEstimator):
             scoring=self.scoring,
             cv=cv,
             n_jobs=self.n_jobs,
-            refit=True,
+            refit=False,  # the best pair is refitted below, once
             error_score="raise",
         )
         with warnings.catch_warnings():
