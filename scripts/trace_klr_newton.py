@@ -2,7 +2,9 @@
 
 Replays the damped Newton of ``torchsvm/estimators/kernel_logistic.py`` at bc97510
 (start ``a = 0, b = 0``, LU of the bordered K-free system, Armijo backtracking on ``J``)
-on the linear Gram matrix of one outer fold of the probabilities experiment, printing
+on the linear Gram matrix of one outer fold of the probabilities experiment (built by
+``compute_kernel_np`` as ``fit`` builds it: whether the last steps pass the Armijo test
+depends on the rounding of ``J``, so ``X @ X.T`` can give another sequence), printing
 per iteration ``J``, the stopping residuals ``max |r + a|`` and ``|sum r|`` against
 ``tol * max(1, C)``, the directional derivative ``slope`` of the step, ``J``'s rounding
 ``eps |J|`` and the accepted step size. ``--full-steps-after K`` takes full Newton steps
@@ -24,6 +26,7 @@ from scipy.special import expit, log_expit
 
 from torchsvm.config import load_config
 from torchsvm.experiments.runner import load_fold_data
+from torchsvm.kernels import compute_kernel_np
 
 
 def main() -> None:
@@ -41,7 +44,7 @@ def main() -> None:
     y = np.asarray(d["y_train"])
     ypm = np.where(y > 0, 1.0, -1.0)
     n = y.size
-    K = X @ X.T
+    K = compute_kernel_np(X, X, kernel="linear", gamma=0.0)  # as fit() built it
     cw = args.C * np.ones(n)
     stop = args.tol * max(1.0, args.C)
     print(f"n={n} d={X.shape[1]} C={args.C} stop={stop:.3g}")
