@@ -97,8 +97,8 @@ def _describe(r: dict[str, Any]) -> str:
     m = r["model"]
     inner = getattr(m, "best_estimator_", m)
     bits = [
-        f"wall {r['wall']:8.1f} s",
-        f"cpu {r['cpu']:8.1f} s",
+        f"wall {r['wall']:9.3f} s",
+        f"cpu {r['cpu']:9.3f} s",
         f"n_iter {inner.n_iter_}",
     ]
     if hasattr(m, "C_"):
