@@ -17,6 +17,13 @@ the fold's training rows, as ``BootstrapProbabilitySVC`` does). ``--C`` is the `
 of the single fits (the SVM's best C; 32 on churn's fold 3 of the linear run).
 ``--rbf-gammas scale`` restricts the RBF search to the scale gamma (1/3 of the grid).
 
+``--probe-starts`` instead counts the current kernel-form Newton's iterations over the
+search's C grid on the first inner fold of the RBF fit (``gamma`` = the scale gamma of
+the fold's training rows times ``--probe-gamma-factor``) from four starts: ``a = 0, b = 0``;
+``a = 0, b`` = log prior odds (the default); the previous C's solution (warm start); and
+that solution with ``a`` scaled by the ratio of the C values. It prints the iterations,
+CPU seconds and the largest decision-value difference from the default start.
+
 Example::
 
     OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE TORCHSVM_DATA=/work/shared/data \\
@@ -42,7 +49,7 @@ from sklearn.model_selection import StratifiedKFold
 from torchsvm.config import load_config
 from torchsvm.estimators import kernel_logistic as after_module
 from torchsvm.experiments.runner import load_fold_data
-from torchsvm.kernels import resolve_gamma
+from torchsvm.kernels import compute_kernel_np, resolve_gamma
 
 
 def _module_at(rev: str) -> ModuleType:
@@ -111,6 +118,43 @@ def _describe(r: dict[str, Any]) -> str:
     return "  ".join(bits)
 
 
+def _probe_starts(config: str, dataset: str, fold: int, factor: float) -> None:
+    d = _fold(config, dataset, fold)
+    tr, _ = next(d["cv"].split(d["X"], d["y"]))
+    X, ypm = d["X"][tr], np.where(d["y"][tr] > 0, 1.0, -1.0)
+    gamma = factor * resolve_gamma("scale", X, np.ones(tr.size))
+    K = compute_kernel_np(X, X, kernel="rbf", gamma=gamma)
+    grid = 2.0 ** np.arange(-5, 6, 2)  # KernelLogisticRegressionCV's default C grid
+    print(f"probe: {dataset} fold {fold}, inner fold 0: n={tr.size}, gamma={gamma:.4g}")
+    ref: dict[float, np.ndarray] = {}
+    for start in ("prior", "zero", "warm", "warm_scaled"):
+        prev: tuple[np.ndarray, float, float] | None = None
+        its, cpu, dev = [], 0.0, 0.0
+        for C in grid:
+            est = after_module.KernelLogisticRegression(C=C, kernel="rbf", gamma=gamma)
+            kw: dict[str, Any] = {}
+            if start == "zero":
+                kw = {"b0": 0.0}
+            elif start != "prior" and prev is not None:
+                scale = C / prev[2] if start == "warm_scaled" else 1.0
+                kw = {"a0": prev[0] * scale, "b0": prev[1]}
+            c0 = time.process_time()
+            a, b, n_iter = est._newton(K, ypm, C * np.ones(tr.size), **kw)
+            cpu += time.process_time() - c0
+            its.append(n_iter)
+            prev = (a, b, C)
+            f = K @ a + b
+            if start == "prior":
+                ref[C] = f
+            elif C in ref:
+                dev = max(dev, float(np.max(np.abs(f - ref[C]))))
+        print(
+            f"  start {start:11s} iterations {its} total {sum(its)}  cpu {cpu:.1f} s"
+            f"  max |f - f_prior| {dev:.1e}",
+            flush=True,
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", default="configs/probabilities.toml")
@@ -121,7 +165,13 @@ def main() -> None:
     ap.add_argument("--before", default="bc97510", help="git revision of 'before'")
     ap.add_argument("--parts", default="klr,klr_cv,rbf_klr,rbf_klr_cv")
     ap.add_argument("--rbf-gammas", default="grid", choices=("grid", "scale"))
+    ap.add_argument("--probe-starts", action="store_true")
+    ap.add_argument("--probe-gamma-factor", type=float, default=1.0)
     args = ap.parse_args()
+    if args.probe_starts:
+        print(f"load {os.getloadavg()}")
+        _probe_starts(args.config_rbf, args.dataset, args.fold, args.probe_gamma_factor)
+        return
     before_module = _module_at(args.before)
     head = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
