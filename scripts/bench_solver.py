@@ -10,7 +10,13 @@ Workloads (``--workload``):
   (``--dataset``, via :func:`torchsvm.data.datasets.load_dataset`, ``TORCHSVM_DATA``),
   subsampled to ``--max-rows`` at random (seed 0) as configs/probabilities.toml does,
   categoricals one-hot, standardised, 11 C values x ``--replicates`` (default 500): the probabilities
-  protocol's bootstrap stage at its larger sizes (issue 17).
+  protocol's bootstrap stage at its larger sizes (issue 17); with ``--fold K``, instead
+  the batch the probabilities experiment itself solves on outer fold ``K``
+  (``--config``, default configs/probabilities.toml): the fold's preprocessed training
+  rows (:func:`torchsvm.experiments.runner.load_fold_data`), the replicates its
+  :class:`~torchsvm.estimators.bootstrap.BootstrapProbabilitySVC` draws (seed
+  ``protocol.seed * 1000 + K``), of which the first ``--replicates`` are solved, and the
+  config's ``[solver]`` tolerance and iteration cap.
 
 The reference is a loop of ``sklearn.svm.SVC(kernel, C, gamma).fit(X, y,
 sample_weight=counts)`` (libsvm, default tol=1e-3, what users run) in the same process,
@@ -51,7 +57,7 @@ from torchsvm.data.resample import bootstrap_counts  # noqa: E402
 from torchsvm.problems.svm import BatchedSvmProblem  # noqa: E402
 from torchsvm.solvers.box_qp import BoxQpSolver  # noqa: E402
 
-C_GRID = 2.0 ** np.arange(-5, 6)
+C_GRID_DEFAULT = 2.0 ** np.arange(-5, 6)
 # issue 14 targets: speed ratio against the libsvm loop
 TARGETS = {
     ("main-job", "linear"): 10.0,
@@ -96,6 +102,31 @@ def workload_data(
         B = 2 if tiny else 20
     X = StandardScaler().fit_transform(X)
     return X, np.where(y == 1, 1.0, -1.0), B
+
+
+def fold_workload(
+    dataset: str, fold: int, replicates: int, config: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+    """The probabilities experiment's bootstrap batch on one outer fold.
+
+    Returns ``X`` (preprocessed training rows), ``y`` in {-1, +1}, the C grid, the
+    first ``replicates`` of the fit's ``(B, n)`` bootstrap counts (drawn as
+    ``BootstrapProbabilitySVC.fit`` draws them) and the config's solver settings.
+    """
+    from torchsvm.config import load_config
+    from torchsvm.estimators._base import encode_binary
+    from torchsvm.estimators.bootstrap import _draw_counts
+    from torchsvm.experiments.runner import load_fold_data
+
+    cfg = load_config(config)
+    d = load_fold_data(cfg, dataset, fold)
+    X = np.asarray(d["X_train"], dtype=np.float64)
+    _, y = encode_binary(np.asarray(d["y_train"]), "bench")
+    seed = cfg.protocol.seed * 1000 + int(fold)  # as probabilities.run_unit
+    counts = _draw_counts(y, int(cfg.bootstrap.n_bootstrap), seed)[:replicates]
+    solver = {"tol": float(cfg.solver.tol), "max_iter": int(cfg.solver.max_iter)}
+    grid = np.asarray(cfg.bootstrap.C_grid, dtype=np.float64)
+    return X, y.astype(np.float64), grid, counts, solver
 
 
 def matmul_peak_gflops(
@@ -150,6 +181,7 @@ def profile_solve(solver: BoxQpSolver, prob: BatchedSvmProblem, top: int) -> lis
 
 _PHASES = (
     "ipm_low_rank",
+    "purify_start",
     "active_set_low_rank",
     "pdas_dense",
     "admm",
@@ -173,12 +205,13 @@ def _time_phases(acc: dict | None, sync) -> None:  # noqa: ANN001
         fn = _ORIGINAL.setdefault(name, getattr(box_qp, name))
 
         def timed(*a, _fn=fn, _name=name, **k):  # noqa: ANN002, ANN003, ANN202
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             out = _fn(*a, **k)
             sync()
-            c = acc.setdefault(_name, [0.0, 0])
+            c = acc.setdefault(_name, [0.0, 0, 0.0])
             c[0] += time.perf_counter() - t0
             c[1] += 1
+            c[2] += time.process_time() - c0
             return out
 
         setattr(box_qp, name, timed)
@@ -188,6 +221,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workload", choices=["main-job", "s8", "dataset"], default="s8")
     ap.add_argument("--dataset", help="staged dataset for --workload dataset")
+    ap.add_argument(
+        "--fold",
+        type=int,
+        default=None,
+        help="with --workload dataset: the probabilities experiment's own batch on this "
+        "outer fold (rows, replicates, tolerance of --config)",
+    )
+    ap.add_argument("--config", default="configs/probabilities.toml")
     ap.add_argument("--max-rows", type=int, default=5000)
     ap.add_argument("--replicates", type=int, default=500)
     ap.add_argument("--kernel", choices=["linear", "rbf"], default="linear")
@@ -247,15 +288,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="after the timed solve, solve again under cProfile (untimed) and print "
         "its N most expensive functions by own time (also in the JSON line)",
     )
+    ap.add_argument(
+        "--checks",
+        type=int,
+        default=None,
+        metavar="N",
+        help="check N problems (one per C, spread over the grid) against "
+        "SVC(tol=1e-8); default: one per C",
+    )
+    ap.add_argument(
+        "--save",
+        default=None,
+        metavar="NPZ",
+        help="save every problem's w (linear), b, alpha, duality gap and status "
+        "(to compare the solutions of two commits)",
+    )
     ap.add_argument("--tiny", action="store_true", help="seconds-long smoke run")
     ap.add_argument("--out", default="runs/bench/solver.jsonl")
     args = ap.parse_args(argv)
     load_before = os.getloadavg()
-    X, y, B = workload_data(
-        args.workload, args.tiny, args.dataset, args.max_rows, args.replicates
-    )
-    n = X.shape[0]
-    counts = bootstrap_counts(n, B, 0)
+    C_GRID = C_GRID_DEFAULT
+    fold_solver: dict = {}
+    if args.fold is not None:
+        if args.workload != "dataset" or not args.dataset:
+            raise SystemExit("--fold needs --workload dataset --dataset NAME")
+        B = 2 if args.tiny else args.replicates
+        X, y, C_GRID, counts, fold_solver = fold_workload(
+            args.dataset, args.fold, B, args.config
+        )
+        n = X.shape[0]
+    else:
+        X, y, B = workload_data(
+            args.workload, args.tiny, args.dataset, args.max_rows, args.replicates
+        )
+        n = X.shape[0]
+        counts = bootstrap_counts(n, B, 0)
     prob = BatchedSvmProblem.from_bootstrap(
         X,
         y,
@@ -267,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         dtype=args.dtype,
     )
     P = prob.n_problems
-    kw = {"method": args.method}
+    kw = {"method": args.method, **fold_solver}
     if args.tol is not None:
         kw["tol"] = args.tol
     if args.ipm_after is not None:
@@ -318,9 +385,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     # accuracy: one problem per C vs SVC(tol=1e-8)
     Xt = prob.X
     worst = 0.0
+    n_chk = len(C_GRID) if args.checks is None else min(args.checks, len(C_GRID))
+    check_cs = np.unique(np.linspace(0, len(C_GRID) - 1, n_chk).round().astype(int))
     check_ids = np.array(
-        [int(np.nonzero(c_idx == r)[0][0]) for r in range(len(C_GRID))]
+        [int(np.nonzero(c_idx == r)[0][0]) for r in check_cs[: max(n_chk, 0)]],
+        dtype=np.int64,
     )
+    if args.save:
+        extra = {} if sol.w is None else {"w": sol.w.double().cpu().numpy()}
+        np.savez_compressed(
+            args.save,
+            **extra,
+            b=sol.b.double().cpu().numpy(),
+            alpha=sol.alpha.double().cpu().numpy(),
+            gap=sol.duality_gap.double().cpu().numpy(),
+            status=sol.status.cpu().numpy(),
+            dual=sol.dual.double().cpu().numpy(),
+            c_idx=c_idx,
+            rep_idx=rep_idx,
+        )
     F = (
         sol.select(torch.as_tensor(check_ids))
         .decision_function(prob.X, prob.y, Xt, kernel=prob.kernel, gamma=prob.gamma)
@@ -361,6 +444,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rec = {
         "workload": args.workload,
         "dataset": args.dataset,
+        "fold": args.fold,
+        "tol": solver.config.tol,
         "tiny": args.tiny,
         "device": torch.cuda.get_device_name(prob.device)
         if prob.device.type == "cuda"
@@ -418,6 +503,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "fraction_of_peak": None if gflops is None else round(gflops / peak, 4),
         "phases_s": {k: round(v[0], 3) for k, v in phases.items()} or None,
         "phase_calls": {k: int(v[1]) for k, v in phases.items()} or None,
+        # CPU seconds of this process per phase (under a shared load the wall time
+        # of a phase includes the time other processes held the cores)
+        "phases_cpu_s": {k: round(v[2], 3) for k, v in phases.items()} or None,
         "cprofile_top": profile,
         "threads": torch.get_num_threads(),
         "cpus": os.cpu_count(),
@@ -438,7 +526,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         msg += f"; first solve (with compilation) {first[0]:.1f} s wall"
     if phases:
         msg += "; phases " + ", ".join(
-            f"{k} {v[0]:.2f} s ({v[1]} calls)" for k, v in phases.items()
+            f"{k} {v[0]:.2f} s / {v[2]:.2f} CPU s ({v[1]} calls)"
+            for k, v in phases.items()
         )
     print(msg + f"; load {load_before[0]:.1f}")
     out = Path(args.out)

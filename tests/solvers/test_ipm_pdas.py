@@ -10,6 +10,7 @@ from sklearn.svm import SVC
 from tests.contracts import contract_counts, contract_data
 from tests.helpers import assert_svm_close
 from torchsvm.kernels import compute_kernel
+from torchsvm.solvers import ipm
 from torchsvm.solvers.ipm import ipm_low_rank
 from torchsvm.solvers.kkt import duality_gap
 from torchsvm.solvers.pdas import pdas_dense
@@ -32,6 +33,47 @@ def test_ipm_low_rank_matches_libsvm(dtype: torch.dtype) -> None:
         ref = SVC(kernel="linear", C=C[p], tol=1e-10).fit(X, y, sample_weight=counts[p])
         f = (a[p].double().numpy() * y) @ (X @ X.T) + float(b[p])
         assert_svm_close(f, ref.decision_function(X), rtol, f"ipm problem {p}")
+
+
+@pytest.mark.parametrize("shift", [False, True])
+def test_ipm_low_rank_in_row_blocks_equals_one_block(
+    shift: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # rows are independent: blocks of 3 (3 + 3 + 1 rows) give each row the iterations
+    # and the point of the single block, diagonal shift (S1b) sliced with the bounds
+    X, y = contract_data(60, 4, seed=5)
+    counts = contract_counts(60, 7, seed=3)
+    C = np.array([0.05, 0.3, 1.0, 2.0, 5.0, 10.0, 40.0])
+    U = torch.tensor(C[:, None] * counts)
+    S = None
+    if shift:  # S1b: no upper bounds, a diagonal shift per problem
+        U = torch.full_like(U, torch.inf)
+        S = torch.tensor(np.linspace(0.2, 1.0, 7)[:, None] * np.ones((1, 60)))
+    Z = torch.tensor(X * y[:, None])
+    yt = torch.tensor(y)
+    one = ipm_low_rank(Z, yt, U, S, tol=1e-9, block_rows=0)
+    blocks = ipm_low_rank(Z, yt, U, S, tol=1e-9, block_rows=3)
+    assert torch.equal(one[2], blocks[2])  # the same iterations per row
+    torch.testing.assert_close(blocks[0], one[0], rtol=1e-9, atol=1e-12)
+    torch.testing.assert_close(blocks[1], one[1], rtol=1e-9, atol=1e-12)
+    # the automatic blocks on the CPU (forced small here) as well
+    monkeypatch.setattr(ipm, "_CPU_BLOCK_BYTES", 2 * 60 * 8)
+    monkeypatch.setattr(ipm, "_MIN_BLOCK_ROWS", 2)
+    assert ipm.row_block_size(7, 60, torch.float64, torch.device("cpu")) == 2
+    auto = ipm_low_rank(Z, yt, U, S, tol=1e-9)
+    assert torch.equal(one[2], auto[2])
+    torch.testing.assert_close(auto[0], one[0], rtol=1e-9, atol=1e-12)
+    if not shift:  # and the answers are libsvm's
+        for p in (0, 3, 5):  # (libsvm at C = 40 takes minutes at tol=1e-10 here)
+            ref = SVC(kernel="linear", C=C[p], tol=1e-10).fit(
+                X, y, sample_weight=counts[p]
+            )
+            f = (auto[0][p].numpy() * y) @ (X @ X.T) + float(auto[1][p])
+            assert_svm_close(f, ref.decision_function(X), 1e-3, f"block problem {p}")
+    else:
+        Q = Z @ Z.T
+        _, _, rel, _ = duality_gap(auto[0], auto[0] @ Q, yt, U, S)
+        assert float(rel.max()) <= 1e-7
 
 
 def test_ipm_low_rank_with_diagonal_shift() -> None:

@@ -67,6 +67,22 @@ def test_project_face_keeps_bound_coordinates() -> None:
             assert same or torch.allclose(A[p], ref, atol=1e-10)
 
 
+def test_project_face_in_row_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # on the CPU the rows are projected in blocks (forced to 2 rows here): each row
+    # as in one block, and on the face of its clipped point or the brute projection
+    from torchsvm.solvers import ipm
+
+    Z, y, U = _problem(4)
+    one = project_face(Z, y, U)
+    monkeypatch.setattr(ipm, "_CPU_BLOCK_BYTES", 2 * Z.shape[1] * 8)
+    monkeypatch.setattr(ipm, "_MIN_BLOCK_ROWS", 2)
+    assert ipm.row_block_size(Z.shape[0], Z.shape[1], Z.dtype, Z.device) == 2
+    blocks = project_face(Z, y, U)
+    torch.testing.assert_close(blocks, one, rtol=0.0, atol=1e-12)
+    assert bool(((blocks >= 0) & (blocks <= U)).all())
+    assert float((blocks * y).sum(1).abs().max()) <= 1e-12 * (1 + float(Z.abs().sum()))
+
+
 def _hinge_objective(g: np.ndarray, y: np.ndarray, u: np.ndarray, b: float) -> float:
     return float((u * np.maximum(0.0, 1.0 - y * (g + b))).sum())
 

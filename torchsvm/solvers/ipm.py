@@ -27,6 +27,21 @@ from dataclasses import dataclass
 
 import torch
 
+#: on the CPU, rows are solved in blocks whose ``(rows, n)`` arrays take about this many
+#: bytes (see :func:`ipm_low_rank`'s ``block_rows``)
+_CPU_BLOCK_BYTES = 2 << 20
+_MIN_BLOCK_ROWS = 16
+
+
+def row_block_size(P: int, n: int, dtype: torch.dtype, device: torch.device) -> int:
+    """Rows per block of batched ``(P, n)`` passes (:func:`ipm_low_rank`,
+    :func:`~torchsvm.solvers.kkt.project_face`): all of them off the CPU; on the CPU
+    as many as keep one ``(rows, n)`` array near :data:`_CPU_BLOCK_BYTES`."""
+    if device.type != "cpu":
+        return P
+    per_row = max(1, n * torch.empty((), dtype=dtype).element_size())
+    return max(_MIN_BLOCK_ROWS, _CPU_BLOCK_BYTES // per_row)
+
 
 def _step_to_boundary(
     v: torch.Tensor, dv: torch.Tensor, maskf: torch.Tensor, offf: torch.Tensor
@@ -248,6 +263,7 @@ def ipm_low_rank(
     max_iter: int = 60,
     a0: torch.Tensor | None = None,
     compile: bool = False,
+    block_rows: int | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Solve every row's box-constrained dual by a batched interior-point method.
 
@@ -272,6 +288,16 @@ def ipm_low_rank(
         (fused elementwise passes; same method, iterates equal to rounding). The first
         solves of a process pay the compilation (tens of seconds to minutes on a
         loaded CPU); if it fails, a ``RuntimeWarning`` and the uncompiled path.
+    block_rows : int, optional
+        Solve the rows in blocks of at most this many, one after the other (the rows
+        are independent: the same iterations per row). None: on the CPU, blocks whose
+        ``(rows, n)`` arrays take about 2 MiB; elsewhere one block. An iteration makes
+        dozens of elementwise passes and temporaries over ``(rows, n)``; measured on
+        churn's bootstrap batch (5500 problems, n = 2582 merged rows; docs/
+        benchmarks.md, "The probabilities experiment's bootstrap batch on churn"), one
+        block of 5500 rows spent most of its CPU time in the kernel, zeroing the fresh
+        pages of its 100 MB temporaries (the allocator maps arrays that large anew each
+        time), and blocks that stay in the cache cost a fraction of it. 0: one block.
 
     Returns
     -------
@@ -286,6 +312,22 @@ def ipm_low_rank(
     P, n = U.shape
     k = W.shape[1]
     dt, dev = U.dtype, U.device
+    rb = row_block_size(P, n, dt, dev) if block_rows is None else int(block_rows)
+    if 0 < rb < P:
+        parts = [
+            ipm_low_rank(
+                W,
+                y,
+                U[s : s + rb],
+                None if S is None else S[s : s + rb],
+                tol=tol,
+                max_iter=max_iter,
+                compile=compile,
+                block_rows=0,
+            )
+            for s in range(0, P, rb)
+        ]
+        return tuple(torch.cat([part[i] for part in parts]) for i in range(4))  # type: ignore[return-value]
     act = U > 0
     upper = act & torch.isfinite(U)
     actf, upf = act.to(dt), upper.to(dt)

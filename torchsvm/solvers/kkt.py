@@ -105,7 +105,24 @@ def project_face(Z: torch.Tensor, y: torch.Tensor, U: torch.Tensor) -> torch.Ten
     by a rounding-size amount, and an active-set method would then see hundreds of
     spurious free coordinates. Rows where the interior coordinates cannot absorb the
     residual fall back to the Euclidean projection.
+
+    On the CPU the rows go in blocks of :func:`~torchsvm.solvers.ipm.row_block_size`
+    (each row's projection is its own; large ``(P, n)`` temporaries cost more in
+    page faults than in arithmetic, see :func:`~torchsvm.solvers.ipm.ipm_low_rank`).
     """
+    from torchsvm.solvers.ipm import row_block_size
+
+    P, n = Z.shape
+    rb = row_block_size(P, n, Z.dtype, Z.device)
+    if rb < P:
+        return torch.cat(
+            [_project_face(Z[s : s + rb], y, U[s : s + rb]) for s in range(0, P, rb)]
+        )
+    return _project_face(Z, y, U)
+
+
+def _project_face(Z: torch.Tensor, y: torch.Tensor, U: torch.Tensor) -> torch.Tensor:
+    """:func:`project_face` on one block of rows."""
     Zc = torch.minimum(Z.clamp_min(0.0), U)
     D = y * ((Zc > 0) & (Zc < U)).to(Z.dtype)
     A, ok = _project(Zc, y, U, D)
