@@ -181,11 +181,12 @@ def test_kernel_upper_bounds():
     np.testing.assert_allclose(u, [100.0, 2.0])
 
 
-def _svm_objective(X, y, C):
-    clf = SVC(kernel="linear", C=C, tol=1e-10).fit(X, y)
+def _svm_objective(X, y, C, v=None):
+    v = np.ones(len(y)) if v is None else v
+    clf = SVC(kernel="linear", C=C, tol=1e-10).fit(X, y, sample_weight=v)
     w = clf.coef_[0]
     xi = np.maximum(0, 1 - y * clf.decision_function(X))
-    return 0.5 * w @ w + C * xi.sum()
+    return 0.5 * w @ w + C * v @ xi
 
 
 @pytest.mark.parametrize("k", [1, 2])
@@ -206,6 +207,80 @@ def test_cardinality_svm_matches_brute_force(k):
     )
     assert res.support.sum() <= k
     assert res.result.objective == pytest.approx(best, rel=1e-3, abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("k", "big_m", "weighted"),
+    [
+        (0, 100.0, False),
+        (1, 100.0, True),
+        (2, 0.3, False),
+        (3, 100.0, True),
+        (5, 0.3, True),
+    ],
+)
+def test_cardinality_svm_enumeration_matches_miqp_and_brute_force(k, big_m, weighted):
+    """The subset enumeration proves the MIQP's optimum: scikit-learn / HiGHS as oracles.
+
+    ``big_m = 0.3`` makes ``|w_k| <= M`` bind (the unbounded SVM has larger weights),
+    so the oracle there is the MIQP by outer approximation, not libsvm; ``k = 5`` is
+    every feature (one subset).
+    """
+    X, y = _toy(11, n=30, d=5, noise=0.8)
+    v = np.random.default_rng(3).uniform(0.5, 2.0, size=30) if weighted else None
+    kw = dict(C=0.7, big_m=big_m, sample_weight=v)
+    cfg = MipConfig(time_limit=60.0, mip_rel_gap=1e-6)
+    enum = solve_cardinality_svm(X, y, k, config=cfg, method="enumerate", **kw)
+    miqp = solve_cardinality_svm(X, y, k, config=cfg, method="miqp", **kw)
+    auto = solve_cardinality_svm(X, y, k, config=cfg, **kw)
+    assert enum.result.status.value == "optimal" and enum.result.mip_gap == 0.0
+    assert "subsets solved" in auto.result.message  # few subsets: enumerated
+    assert enum.support.sum() <= min(k, 5)
+    assert enum.result.objective == pytest.approx(
+        miqp.result.objective, rel=1e-5, abs=1e-7
+    )
+    assert auto.result.objective == pytest.approx(enum.result.objective, rel=1e-9)
+    model = build_cardinality_miqp(X, y, k, C=0.7, big_m=big_m, sample_weight=v)
+    assert check_feasible(model, enum.result.x, tol=1e-6)[0]
+    if big_m == 100.0 and k > 0:
+        # |w_k| <= 100 does not bind: libsvm on every subset is the oracle
+        best = min(
+            _svm_objective(X[:, list(S)], y, 0.7, v)
+            for S in itertools.combinations(range(5), min(k, 5))
+        )
+        assert enum.result.objective == pytest.approx(best, rel=1e-4, abs=1e-6)
+
+
+def test_cardinality_svm_enumeration_stopped_by_the_time_limit_warns() -> None:
+    from torchsvm.exceptions import SolverTimeLimitWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 60))
+    y = np.where(X[:, 0] + rng.normal(size=40) > 0, 1.0, -1.0)
+    cfg = MipConfig(time_limit=0.5, mip_rel_gap=1e-6)
+    with pytest.warns(SolverTimeLimitWarning, match="unproven"):
+        res = solve_cardinality_svm(X, y, 2, config=cfg, method="enumerate")  # 1770
+    assert res.result.status.value == "time_limit"
+    assert math.isinf(res.result.mip_gap)
+    assert 0 < res.result.n_iter < 1770
+    model = build_cardinality_miqp(X, y, 2, C=1.0)
+    assert check_feasible(model, res.result.x, tol=1e-6)[0]
+
+
+def test_cardinality_svm_enumeration_gives_way_to_the_miqp_when_too_many_subsets(
+    monkeypatch,
+) -> None:
+    from torchsvm.mip import feature_selection as fsm
+
+    X, y = _toy(5, n=24, d=6, noise=0.8)
+    cfg = MipConfig(time_limit=60.0, mip_rel_gap=1e-6)
+    monkeypatch.setattr(fsm, "CARDINALITY_ENUM_MAX", 10)  # C(6, 3) = 20 subsets
+    res = solve_cardinality_svm(X, y, 3, C=1.0, config=cfg)
+    assert "subsets solved" not in res.result.message
+    ref = solve_cardinality_svm(X, y, 3, C=1.0, config=cfg, method="enumerate")
+    assert res.result.objective == pytest.approx(ref.result.objective, rel=1e-5)
+    with pytest.raises(ValueError, match="method must be"):
+        solve_cardinality_svm(X, y, 3, method="brute")
 
 
 @pytest.mark.parametrize("with_z", [False, True])

@@ -1093,17 +1093,39 @@ def solve_cardinality_svm(
     config: MipConfig | None = None,
     warm_start: tuple[np.ndarray, float] | None = None,
     sample_weight: np.ndarray | None = None,
+    method: str = "auto",
 ) -> CardinalityResult:
-    """Solve the cardinality-constrained SVM by outer approximation.
+    """Solve the cardinality-constrained SVM exactly.
+
+    Two exact routes:
+
+    - ``"enumerate"``: the convex QP of every subset of ``min(k_max, d)`` features
+      (HiGHS QP, ``|w_k| <= M`` as column bounds), keeping the cheapest. Every
+      feasible point uses at most ``k_max`` features, so it is a point of the QP of
+      some subset of exactly ``min(k_max, d)`` features (a subset with fewer features
+      is a face of a larger one: ``w_k = 0`` is allowed there); the least of these
+      QP optima is therefore the MIQP optimum, proven without branching. Meant for
+      few subsets: ``k_max = 1`` on ``d`` features is ``d`` QPs of ``2 + n`` columns.
+    - ``"miqp"``: the outer approximation of :mod:`torchsvm.mip.outer_approx` on
+      :func:`build_cardinality_miqp`.
+
+    ``"auto"`` enumerates when there are at most :data:`CARDINALITY_ENUM_MAX`
+    subsets and the first subsets' QP time predicts the whole enumeration within
+    a quarter of the time limit; otherwise (or when the enumeration runs past that
+    share) it takes the MIQP, started from the cheapest subset solved so far when
+    that beats ``warm_start``.
 
     Parameters
     ----------
     X, y, k_max, C, big_m, sample_weight
         As in :func:`build_cardinality_miqp`.
     config : MipConfig, optional
-        Overall time limit and gap of the outer approximation.
+        Overall time limit (the whole call) and gap of the outer approximation.
     warm_start : (w, b), optional
         A linear SVM on all features; its ``k_max`` largest ``|w_k|`` give the start.
+    method : {"auto", "enumerate", "miqp"}, default="auto"
+        ``"enumerate"`` enumerates whatever the number of subsets (and stops at the
+        time limit with its incumbent, gap unknown: ``inf``).
 
     Returns
     -------
@@ -1114,9 +1136,30 @@ def solve_cardinality_svm(
     SolverError
         If no feasible point is found within the time limit.
     """
+    if method not in ("auto", "enumerate", "miqp"):
+        raise ValueError(
+            f"method must be 'auto', 'enumerate' or 'miqp', got {method!r}"
+        )
+    t0 = time.perf_counter()
+    config = MipConfig() if config is None else config
     X, y, v = check_selection_data(X, y, sample_weight)
     n, d = X.shape
     model = build_cardinality_miqp(X, y, k_max, C, big_m, sample_weight=v)
+    enum = None
+    if method != "miqp":
+        enum = _cardinality_by_enumeration(
+            X,
+            y,
+            v,
+            int(k_max),
+            float(C),
+            float(big_m),
+            config,
+            t0,
+            force=method == "enumerate",
+        )
+        if enum is not None and (enum.proven or method == "enumerate"):
+            return enum.result(d, n, time.perf_counter() - t0)
     start = None
     if warm_start is not None:
         w0 = np.clip(np.asarray(warm_start[0], float), -big_m, big_m)
@@ -1126,7 +1169,14 @@ def solve_cardinality_svm(
         b0 = float(warm_start[1])
         xi = np.maximum(0.0, 1.0 - y * (X @ w0 + b0))
         start = np.concatenate([w0, [b0], xi, keep.astype(float)])
-    res = solve_model(model, config, start=start)
+    if enum is not None and enum.best_x is not None:
+        x_enum = enum.x(d, n)
+        if start is None or _cardinality_value(model, x_enum) < _cardinality_value(
+            model, start
+        ):
+            start = x_enum
+    left = config.time_limit - (time.perf_counter() - t0)
+    res = solve_model(model, replace(config, time_limit=max(1e-3, left)), start=start)
     if res.x is None:
         raise SolverError(
             f"cardinality SVM: no feasible point ({res.status.value}: {res.message})"
@@ -1134,3 +1184,138 @@ def solve_cardinality_svm(
     delta = res.x[d + 1 + n :] > 0.5
     w = np.where(delta, res.x[:d], 0.0)
     return CardinalityResult(support=delta, w=w, b=float(res.x[d]), result=res)
+
+
+#: At most this many subsets are enumerated by :func:`solve_cardinality_svm` with
+#: ``method="auto"`` (``k_max = 1`` on leukemia_golub's 7129 genes is 7129 QPs).
+CARDINALITY_ENUM_MAX = 20_000
+
+
+def _cardinality_value(model: MipModel, x: np.ndarray) -> float:
+    """The MIQP objective ``1/2 x'Qx + c'x`` at ``x``."""
+    Qx = model.Q @ x if model.Q is not None else np.zeros_like(x)
+    return float(0.5 * x @ Qx + model.c @ x)
+
+
+@dataclass
+class _Enumeration:
+    """Cheapest subset QP found by :func:`_cardinality_by_enumeration`."""
+
+    best_obj: float
+    best_S: np.ndarray
+    best_x: np.ndarray | None  # [w_S, b, xi] of the best subset's QP
+    proven: bool
+    n_qp: int
+    n_subsets: int
+
+    def x(self, d: int, n: int) -> np.ndarray:
+        """The best point in the MIQP's columns ``[w (d), b, xi (n), delta (d)]``."""
+        assert self.best_x is not None
+        k = self.best_S.size
+        w = np.zeros(d)
+        w[self.best_S] = self.best_x[:k]
+        delta = np.zeros(d)
+        delta[self.best_S[self.best_x[:k] != 0.0]] = 1.0
+        return np.concatenate([w, [self.best_x[k]], self.best_x[k + 1 :], delta])
+
+    def result(self, d: int, n: int, runtime: float) -> CardinalityResult:
+        if self.best_x is None:
+            raise SolverError(
+                f"cardinality SVM: no subset QP solved within the time limit "
+                f"({self.n_qp} of {self.n_subsets})"
+            )
+        x = self.x(d, n)
+        delta = x[d + 1 + n :] > 0.5
+        if self.proven:
+            status, bound, gap = SolveStatus.optimal, self.best_obj, 0.0
+            msg = f"every one of the {self.n_subsets} subsets solved (QP)"
+        else:
+            status, bound, gap = SolveStatus.time_limit, -math.inf, math.inf
+            msg = f"time limit after {self.n_qp} of {self.n_subsets} subset QPs"
+            warnings.warn(
+                f"cardinality SVM: {msg}; the incumbent is unproven",
+                SolverTimeLimitWarning,
+                stacklevel=3,
+            )
+        res = MipResult(
+            status=status,
+            x=x,
+            objective=self.best_obj,
+            bound=bound,
+            mip_gap=gap,
+            runtime=runtime,
+            message=msg,
+            n_iter=self.n_qp,
+        )
+        return CardinalityResult(
+            support=delta, w=np.where(delta, x[:d], 0.0), b=float(x[d]), result=res
+        )
+
+
+def _cardinality_by_enumeration(
+    X: np.ndarray,
+    y: np.ndarray,
+    v: np.ndarray,
+    k_max: int,
+    C: float,
+    big_m: float,
+    config: MipConfig,
+    t0: float,
+    force: bool = False,
+) -> _Enumeration | None:
+    """Solve the SVM QP of every subset of ``min(k_max, d)`` features (HiGHS QP).
+
+    Returns None when there are too many subsets to try (``force=False``); a
+    result with ``proven=False`` when the budget (a quarter of the time limit, or
+    the whole limit with ``force``) ran out before the last subset.
+    """
+    from itertools import combinations
+
+    n, d = X.shape
+    k = min(max(int(k_max), 0), d)
+    n_subsets = math.comb(d, k)
+    if not force and n_subsets > CARDINALITY_ENUM_MAX:
+        return None
+    share = 1.0 if force else 0.25
+    deadline = t0 + share * config.time_limit
+    rows = sp.eye_array(n, format="csr")
+    yv = sp.csr_array(y[:, None])
+    c = np.concatenate([np.zeros(k + 1), C * v])
+    lo = np.concatenate([np.full(k, -big_m), [-np.inf], np.zeros(n)])
+    up = np.concatenate([np.full(k, big_m), [np.inf], np.full(n, np.inf)])
+    Q = sp.diags_array(np.concatenate([np.ones(k), np.zeros(1 + n)])) if k else None
+    yX = y[:, None] * X
+    out = _Enumeration(math.inf, np.zeros(0, dtype=np.int64), None, False, 0, n_subsets)
+    for S in combinations(range(d), k):
+        now = time.perf_counter()
+        if now >= deadline:
+            return out
+        if not force and out.n_qp == 8:
+            # predict the whole enumeration from the first subsets' QPs
+            per = (now - t0) / out.n_qp
+            if t0 + per * n_subsets > deadline:
+                return out
+        S = np.asarray(S, dtype=np.int64)
+        A = sp.hstack([sp.csr_array(yX[:, S]), yv, rows], format="csr")
+        model = MipModel(
+            c=c,
+            A=A,
+            row_lower=np.ones(n),
+            row_upper=np.full(n, np.inf),
+            col_lower=lo,
+            col_upper=up,
+            Q=Q,
+        )
+        cfg = replace(config, time_limit=max(1e-3, deadline - now))
+        try:
+            res = solve_model(model, cfg)
+        except SolverError as err:
+            logger.info("cardinality subset QP %s failed: %s", S.tolist(), err)
+            return out
+        out.n_qp += 1
+        if res.status is not SolveStatus.optimal or res.x is None:
+            return out  # out of time (the subset QP is always feasible)
+        if res.objective < out.best_obj:
+            out.best_obj, out.best_S, out.best_x = float(res.objective), S, res.x
+    out.proven = True
+    return out
