@@ -207,12 +207,57 @@ def test_linear_cv_scores_equal_sklearn_logistic_regression() -> None:
 def test_cv_fits_all_rows_once(monkeypatch: pytest.MonkeyPatch) -> None:
     X, y = _data(6, n=45)
     sizes: list[int] = []
-    fit = KernelLogisticRegression.fit
+    fit = KernelLogisticRegression._fit_rows
 
-    def spy(self, X, y, sample_weight=None):  # type: ignore[no-untyped-def]
+    def spy(self, X, y, sample_weight, **kw):  # type: ignore[no-untyped-def]
         sizes.append(len(X))
-        return fit(self, X, y, sample_weight=sample_weight)
+        return fit(self, X, y, sample_weight, **kw)
 
-    monkeypatch.setattr(KernelLogisticRegression, "fit", spy)
+    monkeypatch.setattr(KernelLogisticRegression, "_fit_rows", spy)
     KernelLogisticRegressionCV(C_grid=[0.1, 1.0], gamma_grid=[0.3], cv=3).fit(X, y)
     assert sizes.count(45) == 1 and len(sizes) == 2 * 3 + 1
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_warm_started_search_scores_equal_independent_fits(
+    kernel: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the search fits each inner fold's C grid in increasing order, each Newton started
+    # from the previous C's solution; GridSearchCV fits every pair from scratch
+    X, y = _data(8, n=50)
+    if kernel == "linear":  # d >= n: the kernel form, where the warm start applies
+        X = np.hstack([X, np.random.default_rng(8).standard_normal((50, 60))])
+    w = np.random.default_rng(9).uniform(0.3, 2.0, size=y.size)
+    C_grid, gamma_grid = [100.0, 0.01, 1.0], [0.05, 0.4]
+    cv = StratifiedKFold(3, shuffle=True, random_state=1)
+    starts: list[bool] = []
+    newton = KernelLogisticRegression._newton
+
+    def spy(self, K, ypm, cw, a0=None, b0=None):  # type: ignore[no-untyped-def]
+        starts.append(a0 is not None)
+        return newton(self, K, ypm, cw, a0=a0, b0=b0)
+
+    monkeypatch.setattr(KernelLogisticRegression, "_newton", spy)
+    m = KernelLogisticRegressionCV(
+        C_grid=C_grid, gamma_grid=gamma_grid, kernel=kernel, cv=cv, tol=1e-11
+    ).fit(X, y, sample_weight=w)
+    n_paths = 3 * (2 if kernel == "rbf" else 1)
+    # per path: the first C from the default start, the other two warm
+    assert starts[:-1].count(True) == 2 * n_paths and len(starts) == 3 * n_paths + 1
+    monkeypatch.setattr(KernelLogisticRegression, "_newton", newton)
+    grid = {"C": C_grid, **({"gamma": gamma_grid} if kernel == "rbf" else {})}
+    ref = GridSearchCV(
+        KernelLogisticRegression(kernel=kernel, tol=1e-11),
+        grid,
+        scoring="neg_log_loss",
+        cv=cv,
+        refit=False,
+    ).fit(X, y, sample_weight=w)
+    # both stop at residual < tol * max(1, C): the scores agree to about that
+    for key in ("mean_test_score", "split0_test_score", "split2_test_score"):
+        np.testing.assert_allclose(m.cv_results_[key], ref.cv_results_[key], atol=1e-9)
+    np.testing.assert_array_equal(
+        m.cv_results_["rank_test_score"], ref.cv_results_["rank_test_score"]
+    )
+    assert m.cv_results_["params"] == ref.cv_results_["params"]
+    assert m.C_ == ref.best_params_["C"]
