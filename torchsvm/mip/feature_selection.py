@@ -1286,14 +1286,15 @@ def _cardinality_by_enumeration(
     Q = sp.diags_array(np.concatenate([np.ones(k), np.zeros(1 + n)])) if k else None
     yX = y[:, None] * X
     out = _Enumeration(math.inf, np.zeros(0, dtype=np.int64), None, False, 0, n_subsets)
+    t_first = time.perf_counter()
     for S in combinations(range(d), k):
         now = time.perf_counter()
         if now >= deadline:
             return out
         if not force and out.n_qp == 8:
             # predict the whole enumeration from the first subsets' QPs
-            per = (now - t0) / out.n_qp
-            if t0 + per * n_subsets > deadline:
+            per = (now - t_first) / out.n_qp
+            if t_first + per * n_subsets > deadline:
                 return out
         S = np.asarray(S, dtype=np.int64)
         A = sp.hstack([sp.csr_array(yX[:, S]), yv, rows], format="csr")
