@@ -302,9 +302,24 @@ def test_grouped_face_solves_match_one_padded_batch(dtype: torch.dtype) -> None:
     yF = torch.where(torch.rand(R, f, generator=g) < 0.5, -1.0, 1.0).to(dtype) * valid
     rhs = torch.randn(R, f, generator=g, dtype=dtype) * valid
     c = torch.randn(R, generator=g, dtype=dtype)
-    d1, b1, ok1 = _face_solve(Wf, yF, valid, rhs, c)
-    d2, b2, ok2 = _face_solve_grouped(Wf, yF, valid, rhs, c, nfree, k + 1)
+    d1, b1, ok1, ex1 = _face_solve(Wf, yF, valid, rhs, c)
+    # the grouped solve gathers each group's slots from rows of W_ext / y_ext
+    W_ext = torch.cat([Wf.reshape(R * f, k), torch.zeros(1, k, dtype=dtype)])
+    y_ext = torch.cat([yF.reshape(R * f), torch.zeros(1, dtype=dtype)])
+    idx = torch.where(valid, torch.arange(R * f).view(R, f), R * f)
+    d2, b2, ok2, ex2 = _face_solve_grouped(
+        W_ext, y_ext, idx, valid, rhs, c, nfree, k + 1
+    )
     assert torch.equal(ok1, ok2)
+    assert torch.equal(ex1, ex2)
+    # exact solves satisfy the face equation Q_FF d + b y_F = rhs, y_F^T d = c (the
+    # active set carries the residual 1 - (Q a)_F by it); the wide row is jittered
+    assert not bool(ex1[0])
+    e = ex1 & ok1 & (nfree > 0)
+    lhs = (Wf @ (Wf.transpose(1, 2) @ d1[..., None]))[..., 0] + b1[:, None] * yF
+    tol_eq = 1e-8 if dtype == torch.float64 else 2e-2
+    torch.testing.assert_close(lhs[e] * valid[e], rhs[e], rtol=tol_eq, atol=tol_eq)
+    torch.testing.assert_close((d1 * yF).sum(1)[e], c[e], rtol=tol_eq, atol=tol_eq)
     tol = 1e-8 if dtype == torch.float64 else 1e-3
     good = ok1 & (nfree <= k + 1)  # narrow faces: a unique minimiser
     torch.testing.assert_close(d2[good], d1[good], rtol=tol, atol=tol)
@@ -500,3 +515,32 @@ def test_nursery_sized_lattice_inner_cv_against_libsvm() -> None:
     sol = BoxQpSolver(SolverConfig(method="ipm", tol=1e-7), c_path=False)(prob)
     assert bool(sol.converged.all()) and float(sol.duality_gap.max()) <= 1e-7
     _check_against_libsvm(prob, sol, X, y, Wt, C)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_violating_pair_from_the_top_list_matches_a_full_pass(seed: int) -> None:
+    # the maximal violating pair, read off the top list where it can be, against the
+    # brute-force pass over every coordinate of every row
+    from torchsvm.solvers.active_set import _violating_pair
+
+    g = torch.Generator().manual_seed(seed)
+    R, n, m = 60, 50, 4
+    score = torch.randn(R, n, generator=g, dtype=torch.float64)
+    # rows with few violations (the list holds all), rows whose list is all of one
+    # sign, a row without any violation, face slots at -inf
+    score[:20] -= 2.0
+    score[40] = -1.0
+    score[:, :3] = -torch.inf
+    sgn = torch.where(torch.rand(R, n, generator=g) < 0.5, -1.0, 1.0).double()
+    y = torch.where(torch.rand(n, generator=g) < 0.5, -1.0, 1.0).double()
+    s_pos = (sgn * y) < 0
+    score[20:30] = torch.where(s_pos[20:30], score[20:30].abs() + 5.0, score[20:30])
+    top_v, top_i = torch.topk(score, m, dim=1)
+    rows = torch.arange(0, R, 2)
+    pair_i, pair_t = _violating_pair(score, sgn, y, top_v, top_i, rows)
+    for q, p in enumerate(rows.tolist()):
+        for side, mask in enumerate((s_pos[p], ~s_pos[p])):
+            v = torch.where(mask, score[p], -torch.inf)
+            assert bool(pair_t[q, side]) == bool(v.max() > 0)
+            if bool(pair_t[q, side]):
+                assert int(pair_i[q, side]) == int(v.argmax())

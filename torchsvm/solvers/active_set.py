@@ -22,14 +22,14 @@ unlike the infeasible primal-dual active-set method of :mod:`torchsvm.solvers.pd
 which cycles on this workload (measured: from the ``C_r`` partition, 0 of 100 problems
 settled within 30 iterations at ``C >= 2^-2``; free coordinates up to 256 at once make
 the rank-30 face singular). A row's state is its face (a few padded slots of
-indices), ``w = W^T a`` and ``a``: a blocked step (most steps) costs ``O(|F| k + |F|^3)``
-per row, the face solve included, and no pass over the ``n`` coordinates; only rows at
-a face minimiser form the gradient (one ``(n, k)`` product each). The face solve is
-for the step from the residual ``1 - (Q a)_F``, so that an inexact factor (float32)
-errs in proportion to the residual and repeated full steps refine the point (measured
-on the main job's fold: the same iterates as the earlier whole-row implementation in
-float64, 1.3-2.5x faster; float32 rows reach a relative gap of ~1e-6 where the
-absolute face solve stalled at ~1e-4). No ``(P, n) @ (n, k^2)`` product as in the
+indices), the residual ``r = 1 - (Q a)_F`` on it and ``a``: a blocked step (most
+steps) costs ``O(|F|^2 k + |F|^3)`` per row, the face solve included, and no pass over
+the ``n`` coordinates; only rows at a face minimiser form the gradient (one ``(n, k)``
+product each). The face solve is for the step from the residual, so that an inexact
+factor (float32) errs in proportion to the residual and repeated full steps refine the
+point (measured on the main job's fold: the same iterates as the earlier whole-row
+implementation in float64, 1.3-2.5x faster; float32 rows reach a relative gap of
+~1e-6 where the absolute face solve stalled at ~1e-4). No ``(P, n) @ (n, k^2)`` product as in the
 interior point.
 
 Rows not settled within ``max_iter`` (degenerate steps can stall) are reported and
@@ -63,7 +63,8 @@ def _face_solve(
     minimiser; their rows, and rows whose LU fails, are solved with ``Q_FF`` plus a
     relative jitter above the dtype's rounding: the step is then a descent direction of
     the face problem and the ratio test cuts it. Returns ``a_F`` (R, f; zero on unused
-    slots), ``b`` and a flag per row.
+    slots), ``b``, a flag per row and whether the row's system was solved exactly (no
+    jitter), so that ``Q_FF a_F + b y_F = rhs``.
     """
     R, f, k = Wf.shape
     dt, dev = rhs.dtype, rhs.device
@@ -95,7 +96,50 @@ def _face_solve(
     aF = torch.where(valid & has[:, None], aF, 0.0)
     b = torch.where(has, b, 0.0)
     ok = ok & torch.isfinite(b) & torch.isfinite(aF).all(1)
-    return aF, b, ok
+    return aF, b, ok, ~bad
+
+
+def _violating_pair(
+    score: torch.Tensor,
+    sgn: torch.Tensor,
+    y: torch.Tensor,
+    top_v: torch.Tensor,
+    top_i: torch.Tensor,
+    rows: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The maximal violating pair of SMO for ``rows`` of a face-minimiser batch.
+
+    ``score`` (R, n) is each coordinate's violation (``> 0``: violates), ``sgn`` the
+    side of its bound (``+1`` at the upper one, ``-1`` at 0), ``top_v`` / ``top_i``
+    (R, m) the ``m`` largest scores in decreasing order. Returns, per row, the most
+    violating coordinate of each sign of ``s = y * (descent direction)`` (``s > 0``
+    off the lower bound with ``y > 0`` or off the upper one with ``y < 0``) as
+    indices (Rs, 2) and whether each violates (Rs, 2). The pair is read off the top
+    list where that list holds a violating coordinate of each sign, or holds every
+    violating coordinate (its last entry does not violate); only the other rows
+    take a pass over their ``n`` coordinates.
+    """
+    m = top_v.shape[1]
+    lv, li = top_v[rows], top_i[rows, :m]
+    s_top = (sgn[rows].gather(1, li) * y[li]) < 0
+    viol = lv > 0
+    pos_in, neg_in = viol & s_top, viol & ~s_top
+    whole = ~viol[:, -1]
+    # the first (largest) entry of each sign in the list
+    ip = pos_in.to(torch.int8).argmax(1, keepdim=True)
+    i_n = neg_in.to(torch.int8).argmax(1, keepdim=True)
+    pair_i = torch.cat([li.gather(1, ip), li.gather(1, i_n)], 1)
+    pair_t = torch.stack([pos_in.any(1), neg_in.any(1)], 1)
+    rest = ~((pair_t[:, 0] | whole) & (pair_t[:, 1] | whole))
+    if bool(rest.any()):
+        ri = rest.nonzero()[:, 0]
+        sc = score[rows[ri]]
+        s_pos = (sgn[rows[ri]] * y) < 0
+        sp_v, sp_i = torch.where(s_pos, sc, -torch.inf).max(1)
+        sn_v, sn_i = torch.where(s_pos, -torch.inf, sc).max(1)
+        pair_i[ri] = torch.stack([sp_i, sn_i], 1)
+        pair_t[ri] = torch.stack([sp_v > 0, sn_v > 0], 1)
+    return pair_i, pair_t
 
 
 StartFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -128,52 +172,62 @@ def _start_rows(
 
 
 def _face_solve_grouped(
-    Wf: torch.Tensor,
-    yF: torch.Tensor,
+    W_ext: torch.Tensor,
+    y_ext: torch.Tensor,
+    idx: torch.Tensor,
     valid: torch.Tensor,
     rhs: torch.Tensor,
     c: torch.Tensor,
     nfree: torch.Tensor,
     cap: int,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """:func:`_face_solve` on groups of rows of similar face width (faces packed left
-    in their slots): each group is padded only to its own widest face."""
-    R, f, _ = Wf.shape
+    in their slots ``idx``, rows of ``W_ext`` / ``y_ext``): each group is padded only
+    to its own widest face, and gathers only those slots' rows of ``W_ext``."""
+    R, f = idx.shape
     edges = sorted(
         {e for e in (cap // 4, cap // 2, (3 * cap) // 4, cap + 2) if 2 <= e < f}
     )
     if not edges:
-        return _face_solve(Wf, yF, valid, rhs, c)
+        return _face_solve(W_ext[idx], y_ext[idx], valid, rhs, c)
     edges.append(f)
     grp = torch.bucketize(nfree, torch.tensor(edges, device=nfree.device))
     d = torch.zeros_like(rhs)
     b = torch.zeros_like(c)
     ok = torch.ones(R, dtype=torch.bool, device=rhs.device)
+    exact = torch.ones(R, dtype=torch.bool, device=rhs.device)
     for g, e in enumerate(edges):
         r = (grp == g).nonzero()[:, 0]
         if r.numel() == 0:
             continue
         if r.numel() == R:
-            dg, b, ok = _face_solve(Wf[:, :e], yF[:, :e], valid[:, :e], rhs[:, :e], c)
+            ig = idx[:, :e]
+            dg, b, ok, exact = _face_solve(
+                W_ext[ig], y_ext[ig], valid[:, :e], rhs[:, :e], c
+            )
             d[:, :e] = dg
             break
-        d[r, :e], b[r], ok[r] = _face_solve(
-            Wf[r, :e], yF[r, :e], valid[r, :e], rhs[r, :e], c[r]
+        ig = idx[r, :e]
+        d[r, :e], b[r], ok[r], exact[r] = _face_solve(
+            W_ext[ig], y_ext[ig], valid[r, :e], rhs[r, :e], c[r]
         )
-    return d, b, ok
+    return d, b, ok, exact
 
 
 def _pack_slots(
-    idx: torch.Tensor, valid: torch.Tensor, n: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Move each row's used slots to the left (in order) and drop empty columns."""
+    idx: torch.Tensor, valid: torch.Tensor, n: int, vals: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Move each row's used slots to the left (in order) and drop empty columns;
+    ``vals`` (R, f) moves with them."""
     R = idx.shape[0]
     width = max(int(valid.sum(1).max()), 1) if R else 1
     pos = torch.where(valid, valid.cumsum(1) - 1, width)
     out = torch.full((R, width + 1), n, dtype=idx.dtype, device=idx.device)
     out.scatter_(1, pos, torch.where(valid, idx, n))
     out = out[:, :width].contiguous()
-    return out, out < n
+    ov = torch.zeros((R, width + 1), dtype=vals.dtype, device=vals.device)
+    ov.scatter_(1, pos, torch.where(valid, vals, 0.0))
+    return out, out < n, ov[:, :width]
 
 
 def _pack(mask: torch.Tensor, width: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -442,12 +496,16 @@ def active_set_low_rank(
     """Feasible active-set iterations for every row, started from the feasible ``A0``.
 
     The state of a row is its face (the indices of its free coordinates, in a few
-    padded slots), ``w = W^T a`` and ``a`` itself; coordinates off the face sit exactly
-    at ``0`` or at ``u``. A step that is blocked (most steps) touches only the face:
-    ``O(|F| k)`` work per row, no pass over the ``n`` coordinates. Only at a face
-    minimiser (full step) is the gradient ``Q a - 1 + b y`` formed, for those rows
-    alone, to certify them or to free violating coordinates; ``w`` is then recomputed
-    from ``a`` so that its incremental updates do not drift.
+    padded slots), the residual ``r = 1 - (Q a)_F`` on it and ``a`` itself;
+    coordinates off the face sit exactly at ``0`` or at ``u``. A step that is blocked
+    (most steps) touches only the face, no pass over the ``n`` coordinates: the face
+    solve (the face's rows of ``W`` gathered once, in width groups) and ``r`` carried
+    by the face equation ``Q_FF d = r - b y_F``, so ``r - t (r - b y_F)`` after a step
+    ``t d`` (``O(|F|)``; rows solved with a jitter, whose ``d`` does not satisfy it,
+    recompute ``r``). Only at a face minimiser (full step) is the gradient ``Q a - 1 +
+    b y`` formed, for those rows alone, to certify them or to free violating
+    coordinates; ``r`` is then taken from it afresh so that its updates do not drift.
+    The certificate (the gradient and the duality gap) never uses ``r``.
 
     Parameters
     ----------
@@ -517,6 +575,10 @@ def active_set_low_rank(
         pending = parent >= 0
     first = (~pending).nonzero()[:, 0]
     rows, idx, valid, w = _start_rows(A, A0[first], first, act, fin, U, W)
+    # the residual 1 - (Q a)_F of each face slot, the right-hand side of the face
+    # solves: afresh at starts and face minimisers, updated by the face equation after
+    # the other steps
+    r = torch.where(valid, 1.0 - (W_ext[idx] * w[:, None, :]).sum(2), 0.0)
     out_b = torch.zeros(P, dtype=dt, device=dev)
     out_it = torch.full((P,), max_iter, dtype=torch.long, device=dev)
     out_ok = torch.zeros(P, dtype=torch.bool, device=dev)
@@ -531,21 +593,19 @@ def active_set_low_rank(
     n_it = torch.zeros(R0, dtype=torch.long, device=dev)
     while rows.numel():
         lin = rows[:, None] * (n + 1) + idx  # flat positions in A / U_ext
-        Wf = W_ext[idx]  # (R, f, k); unused slots are zero rows
-        yF = y_ext[idx]
         uF = U_flat.take(lin)
         aF = A_flat.take(lin)
         nfree = valid.sum(1)
         # the step d to the face minimiser, solved for directly from the residual
-        # 1 - (Q a)_F (y_F^T d = 0): an inexact factor (float32) then errs in
+        # r = 1 - (Q a)_F (y_F^T d = 0): an inexact factor (float32) then errs in
         # proportion to the residual, so repeated full steps refine the point.
-        # (batched mat-vecs as products and sums: bmm is slow on (1, f) @ (f, k))
-        rhs = torch.where(valid, 1.0 - (Wf * w[:, None, :]).sum(2), 0.0)
         # faces solved in groups of similar width (the face is packed left): padding
         # every row to the widest face made each LU that wide, and an LU costs
         # ~width^3 (measured on the main job's fold: mean width 26 for a mean face of
         # 16; an LU batch of width 27 took 18 ms, of width 14 3 ms)
-        d, bS, ok = _face_solve_grouped(Wf, yF, valid, rhs, c_corr, nfree, cap_face)
+        d, bS, ok, exact = _face_solve_grouped(
+            W_ext, y_ext, idx, valid, r, c_corr, nfree, cap_face
+        )
         # ratio test along d on the face
         d = torch.where(valid, d, 0.0)
         finF = torch.isfinite(uF)
@@ -562,8 +622,19 @@ def active_set_low_rank(
         aN = torch.where(blk_lo, 0.0, torch.where(blk_up, uF, aN))
         aN = torch.where(valid, aN, 0.0)
         A_flat.index_put_((lin.view(-1),), aN.view(-1))
-        w = w + torch.bmm((aN - aF)[:, None, :], Wf)[:, 0]
+        # the new residual: on the face, Q_FF d = r - b y_F (exact solves), so the
+        # step t d leaves r - t (r - b y_F), without the face's (R, f, k) rows of W
+        # (the coordinates put on a bound move by t d up to rounding)
+        r = r - t[:, None] * (r - bS[:, None] * y_ext[idx])
         valid = valid & ~(blk_lo | blk_up)
+        r = torch.where(valid, r, 0.0)
+        if not bool(exact.all()):
+            # jittered solves (wide or singular faces): the residual afresh
+            je = (~exact).nonzero()[:, 0]
+            wj = A[rows[je], :n] @ W
+            r[je] = torch.where(
+                valid[je], 1.0 - (W_ext[idx[je]] * wj[:, None, :]).sum(2), 0.0
+            )
         b = torch.where(nfree > 0, bS, b)
         # at face minimisers: the gradient, certification, coordinates to free
         stop = ~ok
@@ -573,9 +644,7 @@ def active_set_low_rank(
             rf = rows[fr]
             Af = A[rf, :n]
             Uf = U[rf]
-            wf = Af @ W
-            w[fr] = wf
-            QA = wf @ Wt
+            QA = (Af @ W) @ Wt
             nof = nfree[fr] == 0
             bf = b[fr]
             if bool(nof.any()):
@@ -590,7 +659,10 @@ def active_set_low_rank(
             tg = tgs[fr] * eps * scale_q
             # the face's own residual (zero up to the face solve's rounding)
             idx_f, valid_f = idx[fr], valid[fr]
-            res = torch.where(valid_f, g.gather(1, idx_f.clamp_max(n - 1)), 0.0)
+            idx_fc = idx_f.clamp_max(n - 1)
+            res = torch.where(valid_f, g.gather(1, idx_fc), 0.0)
+            # r afresh from Q a, so that its updates do not drift
+            r[fr] = torch.where(valid_f, 1.0 - QA.gather(1, idx_fc), 0.0)
             # sgn = sign(a - u / 2): +1 at the upper bound, -1 at 0 (also for an
             # infinite bound, never reached), 0 where u = 0 (a coordinate fixed at 0);
             # v = sgn g > 0 is the size of a violation of the optimality condition
@@ -642,18 +714,13 @@ def active_set_low_rank(
             sgl = single[fr].nonzero()[:, 0]
             if sgl.numel():
                 # s > 0: off the lower bound with y > 0 or off the upper with y < 0
-                sc_s = score[sgl]
-                s_pos = (sgn[sgl] * y) < 0
-                sp_v, sp_i = torch.where(s_pos, sc_s, -torch.inf).max(1)
-                sn_v, sn_i = torch.where(s_pos, -torch.inf, sc_s).max(1)
-                pair_i = torch.stack([sp_i, sn_i], 1)
-                pair_t = torch.stack([sp_v > 0, sn_v > 0], 1)
+                pair_i, pair_t = _violating_pair(score, sgn, y, top_v, top_i, sgl)
                 new_i = new_i.clone()
                 new_t = new_t.clone()
                 new_i[sgl] = torch.nn.functional.pad(pair_i, (0, mmax - 2), value=0)
                 new_t[sgl] = torch.nn.functional.pad(pair_t, (0, mmax - 2), value=False)
             new_t = new_t & ~done_f[:, None]
-            new_idx = (fr, new_i, new_t)
+            new_idx = (fr, new_i, new_t, 1.0 - QA.gather(1, new_i))
         n_it = n_it + 1
         # a row at its own iteration cap stops unconverged
         capped = (n_it >= max_iter) & ~stop
@@ -668,18 +735,21 @@ def active_set_low_rank(
         single = single | (~full & (t <= 0))
         # append the freed coordinates as new slots (packed below)
         if new_idx is not None:
-            fr, new_i, new_t = new_idx
+            fr, new_i, new_t, new_r = new_idx
             add_i = torch.full(
                 (idx.shape[0], new_i.shape[1]), n, dtype=idx.dtype, device=dev
             )
             add_i[fr] = torch.where(new_t, new_i, n)
+            add_r = torch.zeros((idx.shape[0], new_i.shape[1]), dtype=dt, device=dev)
+            add_r[fr] = torch.where(new_t, new_r, 0.0)
             idx = torch.cat([idx, add_i], 1)
             valid = torch.cat([valid, add_i < n], 1)
+            r = torch.cat([r, add_r], 1)
         keep = ~stop
         if bool(stop.any()):
             rows_stop = rows[stop]
-            rows, idx, valid, w, b, single, tgs, c_corr, n_it = (
-                x[keep] for x in (rows, idx, valid, w, b, single, tgs, c_corr, n_it)
+            rows, idx, valid, r, b, single, tgs, c_corr, n_it = (
+                x[keep] for x in (rows, idx, valid, r, b, single, tgs, c_corr, n_it)
             )
             if parent is not None and bool(pending.any()):
                 # the stopped rows' children start now, from their points
@@ -704,9 +774,17 @@ def active_set_low_rank(
                             pad(vq, (0, width - vq.shape[1]), value=False),
                         ]
                     )
+                    rrq = torch.where(
+                        vq, 1.0 - (W_ext[iq] * wq[:, None, :]).sum(2), 0.0
+                    )
+                    r = torch.cat(
+                        [
+                            pad(r, (0, width - r.shape[1])),
+                            pad(rrq, (0, width - rrq.shape[1])),
+                        ]
+                    )
                     m = q.numel()
                     rows = torch.cat([rows, rq])
-                    w = torch.cat([w, wq])
                     b = torch.cat([b, torch.zeros(m, dtype=dt, device=dev)])
                     single = torch.cat(
                         [single, torch.zeros(m, dtype=torch.bool, device=dev)]
@@ -719,5 +797,5 @@ def active_set_low_rank(
         if not rows.numel():
             break
         # pack the used slots to the left and drop empty columns
-        idx, valid = _pack_slots(idx, valid, n)
+        idx, valid, r = _pack_slots(idx, valid, n, r)
     return A[:, :n].contiguous(), out_b, out_it, out_ok
