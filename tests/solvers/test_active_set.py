@@ -406,6 +406,33 @@ def test_purify_start_keeps_w_and_feasibility_and_does_not_raise_the_objective()
     assert bool((obj(A) <= obj(A0) + 1e-8).all())
 
 
+def test_purify_start_in_row_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # on the CPU the rows are purified in blocks (forced to 2 rows here, 3 blocks):
+    # the same invariants per row, and the rows of a block purified as on their own
+    from torchsvm.solvers import ipm
+
+    rng = np.random.default_rng(5)
+    n, k, P = 200, 3, 5
+    W = torch.tensor(rng.normal(size=(n, k)))
+    y = torch.tensor(np.where(rng.random(n) < 0.5, 1.0, -1.0))
+    U = torch.tensor(rng.uniform(0.5, 2.0, size=(P, n)))
+    A0 = project_face(U * torch.tensor(rng.uniform(0.2, 0.8, (P, n))), y, U)
+    monkeypatch.setattr(ipm, "_CPU_BLOCK_BYTES", 2 * n * 8)
+    monkeypatch.setattr(ipm, "_MIN_BLOCK_ROWS", 2)
+    A = purify_start(W, y, U, A0, k + 1)
+    free = (A > 0) & (A < U)
+    assert int(free.sum(1).max()) <= k + 1
+    assert bool((A >= 0).all()) and bool((A <= U).all())
+    np.testing.assert_allclose((A @ W).numpy(), (A0 @ W).numpy(), atol=1e-8)
+    assert float((A * y).sum(1).abs().max()) <= 1e-8
+    obj = lambda a: 0.5 * ((a @ W) ** 2).sum(1) - a.sum(1)  # noqa: E731
+    assert bool((obj(A) <= obj(A0) + 1e-8).all())
+    for s in (0, 2, 4):  # each block as a batch of its own
+        torch.testing.assert_close(
+            A[s : s + 2], purify_start(W, y, U[s : s + 2], A0[s : s + 2], k + 1)
+        )
+
+
 def _lattice_cv_problem(
     levels: tuple[int, ...], folds: int, Cs: np.ndarray, noise: float, seed: int
 ) -> tuple[BatchedSvmProblem, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

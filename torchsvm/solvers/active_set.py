@@ -416,8 +416,26 @@ def purify_start(
     -------
     tensor of shape (P, n)
         The purified point (rows at or below ``cap`` unchanged).
+
+    On the CPU the rows go in blocks of :func:`~torchsvm.solvers.ipm.row_block_size`
+    (each row's windows are its own): measured on churn's bootstrap batch (5500 rows,
+    n = 2582), the whole batch took 66 CPU s, half of it in the kernel zeroing fresh
+    pages of its large temporaries, and blocks 34 CPU s (docs/benchmarks.md, "The
+    probabilities experiment's bootstrap batch on churn").
     """
+    from torchsvm.solvers.ipm import row_block_size
+
     P, n = U.shape
+    rb = row_block_size(P, n, A0.dtype, A0.device)
+    if rb < P:
+        return torch.cat(
+            [
+                purify_start(
+                    W, y, U[s : s + rb], A0[s : s + rb], cap, max_steps, only_above
+                )
+                for s in range(0, P, rb)
+            ]
+        )
     k = W.shape[1]
     cap = max(int(cap), k + 1)
     fin = torch.isfinite(U)
