@@ -37,6 +37,19 @@ def main(argv: list[str]) -> int:
             f"max |w1 - w2| / max(1, |w1|): {dw.max():.2e} (median {np.median(dw):.2e}, "
             f"problem {int(dw.argmax())}, C index {int(a['c_idx'][dw.argmax()])})"
         )
+        # the primal is 1-strongly convex in w: 1/2 |w - w*|^2 <= P(w, b) - P*, which is
+        # at most the absolute gap g = rel gap * max(1, |P|) (|P| ~ |D| to the gap), so
+        # two certified solutions are within sqrt(2 g1) + sqrt(2 g2) of each other
+        g1, g2 = (s["gap"] * np.maximum(1.0, np.abs(s["dual"])) for s in (a, b))
+        # (plus rounding: 1e-10 of |w|, where both gaps are at rounding level)
+        wn = np.maximum(1.0, np.linalg.norm(wa, axis=1))
+        bound = np.sqrt(2.0 * g1) + np.sqrt(2.0 * g2) + 1e-10 * wn
+        dn = np.linalg.norm(wa - wb, axis=1)
+        ratio = dn / bound
+        print(
+            f"max |w1 - w2| / (sqrt(2 g1) + sqrt(2 g2) + 1e-10 |w1|): {ratio.max():.2e} "
+            "(at most 1 where both are certified)"
+        )
     db = np.abs(a["b"] - b["b"])
     dd = np.abs(a["dual"] - b["dual"]) / np.maximum(1.0, np.abs(a["dual"]))
     print(f"max |b1 - b2|: {db.max():.2e} (median {np.median(db):.2e})")
