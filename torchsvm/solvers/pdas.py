@@ -29,8 +29,11 @@ coordinates and by equality constraints that pin the dropped ones, solved throug
 ``(m, m)`` Schur complement at ``O(m f^2)`` flops instead of ``f^3 / 3``. The columns
 ``L^{-1} b_j`` of the border and their Gram matrix are kept with the factor, so an
 iteration solves only for the coordinates new to the border (issue 14).
-The method can cycle in rare cases; rows that have not converged within ``max_iter``
-are reported and finished by the caller with another method.
+The method can cycle: on nearly singular faces (near-duplicate rows of an RBF kernel,
+UCI cervical's bootstrap folds) every problem did. Rows that have not converged within
+``max_iter``, or whose violations stop falling (``stall``), are reported; the caller
+finishes them by :func:`pdas_monotone`, a feasible active set whose objective never
+increases (Newton steps on the face with an exact line search and a ratio test).
 """
 
 from __future__ import annotations
@@ -504,6 +507,73 @@ def _update_solve(
     return torch.where(free, a, 0.0), b, ok
 
 
+def _solve_faces(
+    face_fn: FaceFn,
+    y_ext: torch.Tensor,
+    S: torch.Tensor | None,
+    free: torch.Tensor,
+    rhs: torch.Tensor,
+    c: torch.Tensor,
+    store: _FactorStore | None,
+    rows: torch.Tensor,
+    max_bytes: int,
+    frac: float,
+    cap_upd: int | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Solve every row's face system (``rhs``, ``c``): by a bordered update of the
+    row's stored factor when its face changed little, else by a new factorisation.
+
+    ``cap_upd`` None: at most ``_UPDATE_MAX`` changes (the low-rank route); else at
+    most ``max(cap_upd, |F0| / _UPDATE_DIV_WIDE)`` (dense ``Q``). Returns ``a_F``
+    (zero off the face), ``b`` and whether each row's solve succeeded.
+    """
+    R = rows.numel()
+    dt, dev = rhs.dtype, rhs.device
+    upd = torch.zeros(R, dtype=torch.bool, device=dev)
+    if store is not None and store.enabled:
+        mask0 = store.mask[rows]
+        nch = (free ^ mask0).sum(1)
+        f0 = mask0.sum(1)
+        if cap_upd is not None:
+            cap_r = (f0 // _UPDATE_DIV_WIDE).clamp_min(cap_upd)
+        else:
+            cap_r = torch.full_like(f0, _UPDATE_MAX)
+        lim = torch.minimum(frac * f0.double(), cap_r.double())
+        upd = store.has[rows] & (nch <= lim) & (free.sum(1) > 0)
+    aF = torch.zeros_like(rhs)
+    b = torch.zeros(R, dtype=dt, device=dev)
+    ok = torch.ones(R, dtype=torch.bool, device=dev)
+    if bool(upd.any()):
+        ui = upd.nonzero()[:, 0]
+        aU, bU, okU = _update_solve(
+            face_fn,
+            y_ext,
+            None if S is None else S[ui],
+            free[ui],
+            rhs[ui],
+            c[ui],
+            store,  # type: ignore[arg-type]
+            rows[ui],
+        )
+        aF[ui], b[ui] = aU, bU
+        upd[ui[~okU]] = False  # refactorised below
+    if not bool(upd.all()):
+        fi = (~upd).nonzero()[:, 0]
+        aN, bN, okN = _full_solve(
+            face_fn,
+            y_ext,
+            None if S is None else S[fi],
+            free[fi],
+            rhs[fi],
+            c[fi],
+            max_bytes,
+            store,
+            rows[fi],
+        )
+        aF[fi], b[fi], ok[fi] = aN, bN, okN
+    return aF, b, ok
+
+
 def _update_product(
     Q: torch.Tensor,
     v: torch.Tensor,
@@ -562,6 +632,7 @@ def pdas_dense(
     factors: _FactorStore | None = None,
     return_factors: bool = False,
     low_rank: torch.Tensor | None = None,
+    stall: int = 0,
 ) -> tuple[torch.Tensor, ...]:
     """Primal-dual active-set iterations for every row, started from the partition of ``A0``.
 
@@ -595,6 +666,10 @@ def pdas_dense(
         ``W`` with ``Q = W W^T`` (the linear kernel's factor): products with ``Q`` are
         then two ``(P, n) @ (n, k)`` GEMMs instead of one ``(P, n) @ (n, n)``, and ``Q``
         is never formed.
+    stall : int
+        > 0: a row whose number of violated conditions has not fallen below its
+        smallest so far for ``stall`` iterations stops, unconverged (it cycles; the
+        caller finishes it by :func:`pdas_monotone`). 0: only ``max_iter`` stops rows.
 
     Returns
     -------
@@ -655,6 +730,8 @@ def pdas_dense(
         if low_rank is not None
         else (_UPDATE_FRAC_DENSE, _UPDATE_MAX_DENSE)
     )
+    best_viol = torch.full((P,), n + 1, dtype=torch.long, device=dev)
+    since = torch.zeros(P, dtype=torch.long, device=dev)
     for it in range(max_iter):
         free = acta & ~lo & ~up
         ab = torch.where(up, Ufa, 0.0)
@@ -665,48 +742,19 @@ def pdas_dense(
         ab_prev, Qab_prev = ab, Qab
         c = -(ab * y).sum(1)
         rhs = 1.0 - Qab
-        upd = torch.zeros(rows.numel(), dtype=torch.bool, device=dev)
-        if store is not None and store.enabled:
-            mask0 = store.mask[rows]
-            nch = (free ^ mask0).sum(1)
-            f0 = mask0.sum(1)
-            if low_rank is None:
-                cap_r = (f0 // _UPDATE_DIV_WIDE).clamp_min(cap_upd)
-            else:
-                cap_r = torch.full_like(f0, cap_upd)
-            lim = torch.minimum(frac * f0.double(), cap_r.double())
-            upd = store.has[rows] & (nch <= lim) & (free.sum(1) > 0)
-        aF = torch.zeros_like(ab)
-        b = torch.zeros(rows.numel(), dtype=dt, device=dev)
-        ok = torch.ones(rows.numel(), dtype=torch.bool, device=dev)
-        if bool(upd.any()):
-            ui = upd.nonzero()[:, 0]
-            aU, bU, okU = _update_solve(
-                face_fn,
-                y_ext,
-                None if Sa is None else Sa[ui],
-                free[ui],
-                rhs[ui],
-                c[ui],
-                store,
-                rows[ui],
-            )
-            aF[ui], b[ui] = aU, bU
-            upd[ui[~okU]] = False  # refactorised below
-        if not bool(upd.all()):
-            fi = (~upd).nonzero()[:, 0]
-            aN, bN, okN = _full_solve(
-                face_fn,
-                y_ext,
-                None if Sa is None else Sa[fi],
-                free[fi],
-                rhs[fi],
-                c[fi],
-                max_bytes,
-                store,
-                rows[fi],
-            )
-            aF[fi], b[fi], ok[fi] = aN, bN, okN
+        aF, b, ok = _solve_faces(
+            face_fn,
+            y_ext,
+            Sa,
+            free,
+            rhs,
+            c,
+            store,
+            rows,
+            max_bytes,
+            frac,
+            cap_upd if low_rank is None else None,
+        )
         nofree = free.sum(1) == 0
         a = torch.where(free, aF, ab)
         QA = Qab + qmul(aF)
@@ -728,6 +776,11 @@ def pdas_dense(
         done = (n_viol == 0) & feas & ok
         last = it == max_iter - 1
         fin_rows = done | last
+        if stall > 0:
+            better = n_viol < best_viol[rows]
+            best_viol[rows] = torch.where(better, n_viol, best_viol[rows])
+            since[rows] = torch.where(better, 0, since[rows] + 1)
+            fin_rows = fin_rows | (since[rows] >= stall)
         if bool(fin_rows.any()):
             Ac = torch.minimum(
                 a.clamp_min(0.0), torch.where(fina, Ufa, a.clamp_min(0.0))
@@ -772,3 +825,176 @@ def pdas_dense(
     if return_factors:
         return out_A, out_QA, out_b, out_it, out_ok, store
     return out_A, out_QA, out_b, out_it, out_ok
+
+
+def pdas_monotone(
+    Q: torch.Tensor,
+    y: torch.Tensor,
+    U: torch.Tensor,
+    S: torch.Tensor | None,
+    A0: torch.Tensor,
+    *,
+    max_iter: int = 2000,
+    max_bytes: int = 2**29,
+    face_fn: FaceFn | None = None,
+) -> tuple[torch.Tensor, ...]:
+    """Feasible, monotone active-set iterations on a dense ``Q`` from a feasible ``A0``.
+
+    :func:`pdas_dense` jumps to the solution of each face system and can cycle when the
+    faces are nearly singular: near-duplicate rows of an RBF kernel (``K_ij`` close to
+    1) make ``Q_FF`` ill-conditioned, the face solution lands far outside the box, and
+    the next partition is as wrong as the last (cervical's bootstrap folds: every
+    problem cycled for the 40 iterations and went to ADMM). Here every iterate stays
+    feasible and the objective never increases:
+
+    1. a Newton step on the face ``F`` from the current point ``a``::
+
+           [Q_FF + diag(s_F)   y_F] [d_F]   [-g_F]
+           [y_F^T              0  ] [ b ] = [ 0  ],    g = Q a - 1 + s a,
+
+       by the same factors (and bordered updates) as :func:`pdas_dense`; repeated on
+       an unchanged face it is iterative refinement of an ill-conditioned solve;
+    2. an exact line search along ``d`` (``min(-g^T d / d^T Q d, 1)`` for an exact
+       solve), cut at the first coordinate that reaches a bound (ratio test), which
+       joins the bound set;
+    3. at a stationary point of the face (no coordinate blocked the step and
+       ``|g_i + b y_i|`` below the tolerance on ``F``) the bound coordinates whose
+       multipliers have the wrong sign are freed (the most violated first, at most
+       ``max(256, 2 |F|)``; only the most violated after a step of length 0).
+
+    Returns the outputs of :func:`pdas_dense`; ``converged`` marks rows that met the
+    same conditions (the caller certifies them by the duality gap).
+    """
+    P, n = U.shape
+    dt, dev = U.dtype, U.device
+    eps = torch.finfo(dt).eps
+    act = U > 0
+    fin = torch.isfinite(U)
+    Uf = torch.where(fin, U, 0.0)
+    a = torch.minimum(A0.clamp_min(0.0), torch.where(fin, U, A0.clamp_min(0.0)))
+    a = torch.where(act, a, 0.0)
+    lo = act & (a <= 0)
+    up = act & fin & (a >= Uf)
+    a = torch.where(up, Uf, torch.where(lo, 0.0, a))
+    if face_fn is None:
+        face_fn = _gather_face_fn(Q)
+    y_ext = torch.nn.functional.pad(y, (0, 1))
+    store = _FactorStore(P, n, dt, dev, max_bytes)
+    QA = _cols_product(a, Q)
+    b = torch.zeros(P, dtype=dt, device=dev)
+    n_it = torch.zeros(P, dtype=torch.long, device=dev)
+    done = torch.zeros(P, dtype=torch.bool, device=dev)
+    degen = torch.zeros(P, dtype=torch.bool, device=dev)
+    fails = torch.zeros(P, dtype=torch.bool, device=dev)
+    run = torch.ones(P, dtype=torch.bool, device=dev)
+    inf = torch.full((), torch.inf, dtype=dt, device=dev)
+    for _ in range(max_iter):
+        rows = run.nonzero()[:, 0]
+        if rows.numel() == 0:
+            break
+        n_it[rows] += 1
+        ar, QAr, Ur, Ufr, finr = a[rows], QA[rows], U[rows], Uf[rows], fin[rows]
+        Sr = None if S is None else S[rows]
+        lor, upr = lo[rows], up[rows]
+        free = act[rows] & ~lor & ~upr
+        has_f = free.any(1)
+        g = QAr - 1.0 if Sr is None else QAr - 1.0 + Sr * ar
+        zero = torch.zeros(rows.numel(), dtype=dt, device=dev)
+        d, bN, ok = _solve_faces(
+            face_fn,
+            y_ext,
+            Sr,
+            free,
+            torch.where(free, -g, 0.0),
+            zero,
+            store,
+            rows,
+            max_bytes,
+            _UPDATE_FRAC_DENSE,
+            _UPDATE_MAX_DENSE,
+        )
+        d = torch.where(free & ok[:, None] & torch.isfinite(d), d, 0.0)
+        # y_F^T d = 0 up to the solve's rounding: remove the rest along y_F, and
+        # measure the slope by the gradient of the Lagrangian (g + b y), whose
+        # product with d does not carry b times that rounding
+        nf = free.sum(1)
+        d = d - torch.where(free, y, 0.0) * ((d * y).sum(1) / nf.clamp_min(1))[:, None]
+        b0 = -(torch.where(free, g, 0.0) * y).sum(1) / nf.clamp_min(1)
+        Qd = _cols_product(d, Q)
+        gd = ((g + b0[:, None] * y) * d).sum(1)
+        dQd = (d * Qd).sum(1)
+        if Sr is not None:
+            dQd = dQd + (Sr * d * d).sum(1)
+        # a direction of zero curvature (a singular face: the KKT matrix of two
+        # opposite-label copies of one point is singular) descends without limit:
+        # only the ratio test stops it
+        descent = gd < 0
+        curved = dQd > 0
+        t_line = torch.where(curved, -gd / torch.where(curved, dQd, 1.0), inf)
+        t_line = torch.where(descent, t_line, 0.0)
+        neg = free & (d < 0)
+        pos = free & finr & (d > 0)
+        ratio = torch.where(neg, ar / torch.where(neg, -d, 1.0), inf)
+        ratio = torch.minimum(
+            ratio, torch.where(pos, (Ufr - ar) / torch.where(pos, d, 1.0), inf)
+        )
+        t_ratio = ratio.amin(1).clamp_min(0.0)
+        descent = descent & (torch.isfinite(t_line) | torch.isfinite(t_ratio))
+        t_line = torch.where(descent, t_line, 0.0)
+        blocked = descent & (t_ratio <= t_line)
+        t = torch.where(blocked, t_ratio, t_line)
+        ar = ar + t[:, None] * d
+        QAr = QAr + t[:, None] * Qd
+        hit = blocked[:, None] & free & (ratio <= t_ratio[:, None])
+        lor = lor | (hit & neg)
+        upr = upr | (hit & pos)
+        ar = torch.where(lor, 0.0, torch.where(upr, Ufr, ar))
+        free = free & ~hit
+        degen[rows] = blocked & (t_ratio <= 0)
+        # multiplier of y^T a = 0 at the new point: least squares on the face, or the
+        # primal-optimal intercept without free coordinates
+        g = QAr - 1.0 if Sr is None else QAr - 1.0 + Sr * ar
+        nf = free.sum(1)
+        b_ls = -(torch.where(free, g, 0.0) * y).sum(1) / nf.clamp_min(1)
+        if bool((nf == 0).any()):
+            b_ls = torch.where(nf == 0, optimal_intercept(QAr * y, y, Ur, Sr), b_ls)
+        gb = g + b_ls[:, None] * y
+        scale = 1.0 + QAr.abs().amax(1, keepdim=True)
+        tg = torch.maximum(1e3 * eps * scale, 1e-10 * scale)
+        stat = (free & (gb.abs() > tg)).any(1)
+        v_lo = lor & (gb < -tg)
+        v_up = upr & (gb > tg)
+        to_free = v_lo | v_up
+        at_face = ~blocked & ~stat
+        feas = (ar * y).sum(1).abs() <= 1e3 * eps * (1.0 + ar.abs().sum(1))
+        fin_r = at_face & ~to_free.any(1) & feas
+        # no descent direction on a face that is not stationary: first the face is
+        # refactorised (a bordered update may have lost accuracy); if a new factor
+        # fails too, the face counts as stationary up to the accuracy of its solve
+        # (cond(Q_FF) eps) when the residual is small (the certificate judges), else
+        # the row stops
+        flat = ~blocked & stat & ~descent & has_f
+        res = torch.where(free, gb.abs(), 0.0).amax(1) / scale[:, 0]
+        again = flat & fails[rows]
+        at_face = at_face | (again & (res <= 1e-6))
+        fin_r = at_face & ~to_free.any(1) & feas
+        stuck = again & (res > 1e-6)
+        fails[rows] = flat & ~again
+        if bool(fails[rows].any()):
+            store.has[rows[fails[rows]]] = False
+        cap = (_CAP_MULT * nf).clamp_min(_CAP_MIN)
+        cap = torch.where(degen[rows], 1, cap)
+        score = torch.where(to_free & at_face[:, None], gb.abs(), -1.0)
+        if bool(((score >= 0).sum(1) > cap).any()):
+            rank = torch.argsort(torch.argsort(score, dim=1, descending=True), dim=1)
+            release = (score >= 0) & (rank < cap[:, None])
+        else:
+            release = score >= 0
+        lor = lor & ~release
+        upr = upr & ~release
+        a[rows], QA[rows], b[rows] = ar, QAr, b_ls
+        lo[rows], up[rows] = lor, upr
+        done[rows] = fin_r
+        run[rows] = ~fin_r & ~stuck
+    # the products were updated along the steps: recompute them once, exactly
+    return a, _cols_product(a, Q), b, n_it, done
