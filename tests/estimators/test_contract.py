@@ -7,6 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
+import torch
 from sklearn.base import BaseEstimator, clone
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
@@ -79,9 +80,21 @@ def test_predict_before_fit_raises_not_fitted(est, data) -> None:
     ],
     ids=["WeightedSVC", "BatchedSVC", "SensitivitySweepSVC", "BootstrapProbabilitySVC"],
 )
-def test_fit_stopped_by_max_iter_warns(fit) -> None:
-    # 400 rows: small problems are solved by the direct active-set method, which
-    # finishes within max_iter=1; this size goes through the iterative path
+def test_fit_stopped_by_max_iter_warns(fit, monkeypatch) -> None:
+    # max_iter caps the first-order (ADMM) iterations, which take the rows the direct
+    # active-set methods leave uncertified. Since the monotone finish of the dense
+    # active set (pdas_monotone) certifies these 400-row RBF problems even at
+    # tol=1e-14, it is made to fail here, so that the rows reach ADMM as they do
+    # where the direct methods do not finish
+    import torchsvm.solvers.box_qp as box_qp
+
+    finish = box_qp.pdas_monotone
+
+    def failing_finish(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        a, qa, b, it, ok = finish(*args, **kwargs)
+        return a, qa, b, it, torch.zeros_like(ok)
+
+    monkeypatch.setattr(box_qp, "pdas_monotone", failing_finish)
     X, y = make_classification(400, 4, n_informative=3, n_redundant=0, random_state=0)
     with pytest.warns(ConvergenceWarning, match="max_iter=1"):
         fit(X, y)
