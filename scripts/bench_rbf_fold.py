@@ -39,6 +39,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("B", type=int, help="the first B bootstrap replicates")
     ap.add_argument("--config", default="configs/probabilities-rbf.toml")
     ap.add_argument("--libsvm", type=int, default=0, metavar="K")
+    ap.add_argument(
+        "--smo",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="BoxQpSolver's SMO pre-pass: its rule (auto) or forced on / off",
+    )
     ap.add_argument("-v", action="store_true", help="the solver's INFO log")
     args = ap.parse_args(argv)
     if args.v:
@@ -69,7 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         X, y, C, counts, kernel=kernel, gamma=cfg.bootstrap.gamma_value
     )
     solver = BoxQpSolver(
-        SolverConfig(tol=float(cfg.solver.tol), max_iter=int(cfg.solver.max_iter))
+        SolverConfig(tol=float(cfg.solver.tol), max_iter=int(cfg.solver.max_iter)),
+        smo={"auto": None, "on": True, "off": False}[args.smo],
     )
     c0, w0 = time.process_time(), time.perf_counter()
     sol = solver(prob)

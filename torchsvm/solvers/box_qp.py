@@ -63,7 +63,8 @@ from torchsvm.solvers.ipm import ipm_low_rank
 from torchsvm.solvers.kkt import duality_gap, project_face
 from torchsvm.solvers.pdas import face_kernel, pdas_dense, pdas_monotone
 from torchsvm.solvers.polish import polish
-from torchsvm.solvers.smo import smo_problem, use_smo  # RBF (issue 14)
+from torchsvm.solvers.smo import _EPS as _SMO_EPS  # RBF (issue 14)
+from torchsvm.solvers.smo import smo_problem, smo_solve, use_smo
 from torchsvm.solvers.solution import BatchedSvmSolution
 from torchsvm.types import SolveStatus
 
@@ -443,7 +444,9 @@ class BoxQpSolver:
                 )
                 bad = (out[2] != _OPT).nonzero()[:, 0]
                 if bad.numel():
-                    sub = self._pdas(problem.select(bad.cpu()), out[0][bad], factor)
+                    sub = self._pdas(
+                        problem.select(bad.cpu()), out[0][bad], factor, from_smo=True
+                    )
                     _replace_rows(out, bad, sub, out[3][bad])
                 return self._finish(problem, *out)
             if method == "pdas":
@@ -607,6 +610,7 @@ class BoxQpSolver:
         prob: BatchedSvmProblem,
         init: torch.Tensor | None,
         factor: SharedFactor | None,
+        from_smo: bool = False,
     ) -> tuple[torch.Tensor, ...]:
         """Primal-dual active set on the dense ``Q`` (see :mod:`torchsvm.solvers.pdas`).
 
@@ -622,6 +626,14 @@ class BoxQpSolver:
         (nursery's RBF inner CV: ~9200 free coordinates of ~10500), the other chains
         are solved in groups whose factors fit, each group's first problem started
         from the first chain's partition instead of cold (issue 18).
+
+        Rows whose active set cycles are finished by the monotone active set
+        (:func:`~torchsvm.solvers.pdas.pdas_monotone`), which fixes about one
+        coordinate per step: from the active set's own starts that was 1372 steps per
+        problem on churn's RBF bootstrap fold (n = 2579, every problem cycled). Unless
+        the start is already SMO's (``from_smo``), those rows first get SMO to its
+        loose violation from 0 (finite bounds, no diagonal shift), whose point is a few
+        tens of steps from the optimum (not with ``smo=False``).
         """
         cfg = self.config
         y, U, S = prob.y, prob.U, prob.S
@@ -784,12 +796,29 @@ class BoxQpSolver:
             # the active set cycled on these rows (nearly singular faces: near-duplicate
             # rows): the monotone variant from their feasible starts (pdas_monotone)
             Sb = None if S is None else S[bad]
+            A_m0 = project_face(starts[bad], y, U[bad])
+            smo_ok = self.smo is not False and not from_smo
+            if smo_ok and use_smo(prob.select(bad.cpu()), True):
+                # the cycled rows' starts (every coordinate at its bound, or another
+                # problem's partition) lie far from their optima, a step per coordinate
+                # for the monotone method; SMO's loose point from 0 is near
+                A_m0, _, it_s, _ = smo_solve(
+                    Q * y[:, None] * y[None, :], y, U[bad], eps=_SMO_EPS
+                )
+                n_iter[bad] = n_iter[bad] + it_s
+                logger.info(
+                    "pdas: %d of %d problems cycled; SMO from 0 (%.0f iterations on "
+                    "average) starts the monotone active set",
+                    bad.numel(),
+                    P,
+                    float(it_s.double().mean()),
+                )
             a_m, qa_m, _, it_m, ok_m = pdas_monotone(
                 Q,
                 y,
                 U[bad],
                 Sb,
-                project_face(starts[bad], y, U[bad]),
+                A_m0,
                 max_iter=max(_MONOTONE_MIN_ITER, 2 * n),
                 max_bytes=budget,
                 face_fn=face_fn,
