@@ -17,6 +17,7 @@ from torchsvm.mip.solve import solve_model
 from torchsvm.mip.subset_search import (
     fit_subsets,
     margin_point,
+    screen_pairs,
     separable_1d,
     separable_2d,
     separable_by_planes,
@@ -182,3 +183,63 @@ def test_a_single_separating_feature_is_proven_without_heuristics_or_milp() -> N
     assert res1.status is SolveStatus.optimal and res1.cost == 1.0
     assert res1.result.n_iter == 0 and np.flatnonzero(res1.support).tolist() == [5]
     assert "no selection is cheaper than one feature" in res1.result.message
+
+
+def _planar_pairs(p: SelectionProblem) -> set[tuple[int, int]]:
+    d = p.X.shape[1]
+    out = set()
+    for k, l in itertools.combinations(range(d), 2):
+        m = np.zeros(d, dtype=bool)
+        m[[k, l]] = True
+        if separable_2d(p, m):
+            out.add((k, l))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_screen_pairs_keeps_every_planar_pair(seed: int) -> None:
+    # the quadrant test only refutes: the pairs it returns are exactly those the
+    # exact planar test accepts, with a hard class of either sign, weighted rows,
+    # ties (a rounded feature) and a soft class that may drop 0-3 rows
+    rng = np.random.default_rng(seed)
+    X, y = _data(seed, n=28, d=7)
+    X[:, 3] = np.round(X[:, 3])
+    v = rng.integers(1, 4, size=y.size).astype(float) if seed % 2 else None
+    tpr, tnr = (1.0, [0.6, 0.8, 0.9][seed % 3]) if seed < 3 else (0.75, 1.0)
+    p = SelectionProblem.from_data(X, y, tpr, tnr, sample_weight=v)
+    got = screen_pairs(p)
+    assert got is not None
+    assert {tuple(map(int, r)) for r in got} == _planar_pairs(p)
+
+
+def test_screen_pairs_does_not_apply_without_a_hard_class() -> None:
+    X, y = _data(0, n=28, d=5)
+    assert screen_pairs(SelectionProblem.from_data(X, y, 0.8, 0.8)) is None
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_screen_pairs_refutations_are_right(seed: int) -> None:
+    # against brute force: the (P1) feasibility MILP of every pair
+    X, y = _data(seed + 10, n=26, d=6)
+    p = SelectionProblem.from_data(X, y, 1.0, 0.85)
+    got = {tuple(map(int, r)) for r in screen_pairs(p)}
+    for k, l in itertools.combinations(range(6), 2):
+        m = np.zeros(6, dtype=bool)
+        m[[k, l]] = True
+        assert _subset_feasible(p, m) == ((k, l) in got)
+
+
+def test_no_feasible_pair_proves_three_features() -> None:
+    # labels from three features: no pair (nor single feature) separates all rows,
+    # so the pair screen's bound 3 meets the heuristics' incumbent at once
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 20))
+    y = np.where(X[:, 0] + X[:, 1] + X[:, 2] > 0, 1.0, -1.0)
+    cfg = MipConfig(time_limit=60)
+    res = solve_feature_selection(X, y, 1.0, 1.0, config=cfg, method="milp")
+    p = SelectionProblem.from_data(X, y, 1.0, 1.0)
+    assert screen_pairs(p).shape[0] == 0
+    assert res.status is SolveStatus.optimal
+    assert res.cost == 3.0 and res.result.bound == 3.0
+    model = build_selection_milp(X, y, p.tpr_floor, p.tnr_floor)
+    assert check_feasible(model, res.result.x)[0]

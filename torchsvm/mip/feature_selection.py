@@ -63,7 +63,9 @@ import logging
 import math
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from itertools import combinations
 
 import numpy as np
 import scipy.sparse as sp
@@ -80,6 +82,7 @@ from torchsvm.mip.solve import solve_model
 from torchsvm.mip.subset_search import (
     fit_subsets,
     margin_point,
+    screen_pairs,
     separable_1d,
     separable_2d,
     separable_by_planes,
@@ -320,11 +323,18 @@ def solve_feature_selection(
 
     Algorithm (SPEC S6; the MILP of the module docstring is the model):
 
-    1. Start heuristics (:mod:`torchsvm.mip.subset_search`): linear SVMs on candidate
-       subsets fitted as one batch of the batched solver, each turned into a (P1)
-       point by the best threshold and scale; with few features every subset is fitted,
-       otherwise a backward-elimination path (one batch per step) drops the costliest
-       feature whose removal keeps a feasible point. ``warm_start`` adds its direction.
+    1. Start heuristics (:mod:`torchsvm.mip.subset_search`). With more than
+       ``max_enumerate`` features (or ``method="milp"``), first the exact size screens
+       (``_SubsetSearch.screen``: the 1-D test refutes single features and, when one
+       class must keep every row, :func:`~torchsvm.mip.subset_search.screen_pairs`
+       refutes pairs), then an LP-priced forward selection with a swap descent whose
+       sets are checked by (P1) restricted to them (``_SubsetSearch.local_search``);
+       an incumbent at the proven size bound is optimal at once. Where that found no
+       incumbent, or with few features: linear SVMs on candidate subsets fitted as one
+       batch of the batched solver, each turned into a (P1) point by the best
+       threshold and scale; with few features every subset is fitted, otherwise a
+       backward-elimination path (one batch per step) drops the costliest feature
+       whose removal keeps a feasible point. ``warm_start`` adds its direction.
     2. Exact phase. Feasibility is monotone (a superset of a feasible subset is
        feasible: ``w_k = 0`` on the added features), so the incumbent of cost ``U`` is
        optimal once every subset of cost below ``U`` is proven infeasible, and it is
@@ -335,7 +345,7 @@ def solve_feature_selection(
        which also returns the cheapest feasible subset inside ``S``. Otherwise
        (``method="milp"`` or many features) the full (P1) is solved by HiGHS from the
        heuristic start, with ``sum delta >= 2`` added when no single feature meets the
-       floors (exact 1-D test).
+       floors (exact 1-D test), ``>= 3`` when no pair does either.
 
     ``config.time_limit`` bounds the whole call, heuristics included. A stopped call
     returns the incumbent with its proven gap and a
@@ -410,8 +420,13 @@ def solve_feature_selection(
         search.offer(threshold_start(problem, warm_start[0], np.ones(d, bool), big_m))
     res = search.single_features()
     if res is None:
-        search.heuristics()
         enumerate_ = method == "enumerate" or (method == "auto" and d <= max_enumerate)
+        if not enumerate_:
+            search.screen()  # exact and cheap: before the heuristics take the time
+            search.local_search()
+        if search.best_x is None or enumerate_:
+            # the batched SVM fits only where the LP-priced search found no incumbent
+            search.heuristics()
         res = search.enumerate() if enumerate_ else search.full_milp()
     if res.status is SolveStatus.infeasible:
         raise InfeasibleProblemError(
@@ -484,6 +499,8 @@ class _SubsetSearch:
         self._timing: dict[str, float] = {}
         # which single features meet both floors (exact 1-D test), once computed
         self._single: np.ndarray | None = None
+        # smallest selection size not refuted (:meth:`screen`), once computed
+        self.min_size: int | None = None
 
     def remaining(self) -> float:
         return self.config.time_limit - (time.perf_counter() - self.t0)
@@ -637,6 +654,166 @@ class _SubsetSearch:
             steps += 1
         self.msgs.append(f"backward path of {steps} steps")
 
+    # ---------------------------------------------------------- local search
+    def _elastic_duals(self, S: list[int]) -> np.ndarray | None:
+        """Row duals of the elastic LP on features ``S`` (None if it failed).
+
+        ``min sum_i v_i xi_i`` s.t. ``y_i (w_S . x_iS + b) + xi_i >= 1``, ``xi >= 0``,
+        ``|w_k| <= M3``: the hinge-L1 fit of the rows on ``S``. The dual ``pi`` prices
+        a feature ``k`` outside ``S`` at ``|sum_i pi_i y_i x_ik|`` (the rate at which
+        the optimum falls as ``w_k`` leaves 0), column generation's choice.
+        """
+        X, y, v = self.problem.X, self.problem.y, self.problem.v
+        n, k = self.n, len(S)
+        A = sp.hstack(
+            [
+                sp.csr_array(y[:, None] * X[:, S]),
+                sp.csr_array(y[:, None]),
+                sp.eye_array(n, format="csr"),
+            ],
+            format="csr",
+        )
+        model = MipModel(
+            c=np.concatenate([np.zeros(k + 1), v]),
+            A=A,
+            row_lower=np.ones(n),
+            row_upper=np.full(n, np.inf),
+            col_lower=np.concatenate([np.full(k, -self.big_m), [-np.inf], np.zeros(n)]),
+            col_upper=np.concatenate(
+                [np.full(k, self.big_m), [np.inf], np.full(n, np.inf)]
+            ),
+        )
+        cfg = replace(self.config, time_limit=max(1e-3, min(5.0, self.remaining())))
+        try:
+            res = solve_model(model, cfg)
+        except SolverError:
+            return None
+        if res.status is not SolveStatus.optimal or res.row_duals is None:
+            return None
+        return np.abs(res.row_duals)
+
+    def _price(self, S: list[int]) -> np.ndarray | None:
+        """Features outside ``S`` by falling LP price per unit cost (best first)."""
+        pi = self._elastic_duals(S)
+        if pi is None:
+            return None
+        g = np.abs((pi * self.problem.y) @ self.problem.X)
+        g = g / np.maximum(self.costs, 1e-12)
+        g[S] = -np.inf
+        if not np.max(g) > 1e-12:
+            return None  # no feature lowers the LP: the forward step is stuck
+        return np.argsort(-g, kind="stable")
+
+    def _subset_point(self, S: list[int]) -> list[int] | None:
+        """(P1) restricted to ``S`` (a small MILP on those columns); offer its optimum.
+
+        Returns the support of the point found (the cheapest subset of ``S`` that
+        meets the floors, or an incumbent found within its time limit), or None.
+        """
+        d, n = self.d, self.n
+        p = self.problem
+        sub = build_selection_milp(
+            p.X[:, S],
+            p.y,
+            p.tpr_floor,
+            p.tnr_floor,
+            self.costs[S],
+            self.big_m,
+            sample_weight=p.v,
+        )
+        cfg = replace(self.config, time_limit=max(1e-3, min(5.0, self.remaining())))
+        self.n_milps += 1
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SolverTimeLimitWarning)
+                res = solve_model(sub, cfg)
+        except SolverError:
+            return None
+        if res.x is None:
+            return None
+        k = len(S)
+        x = np.zeros(2 * d + 1 + n)
+        x[S] = res.x[:k]
+        x[d] = res.x[k]
+        x[d + 1 : d + 1 + n] = res.x[k + 1 : k + 1 + n]
+        x[d + 1 + n + np.asarray(S)] = res.x[k + 1 + n :]
+        self.offer(x)
+        return [f for f, dl in zip(S, res.x[k + 1 + n :]) if dl > 0.5]
+
+    def proven(self) -> bool:
+        """Whether the incumbent meets the proven size bound (:meth:`screen`)."""
+        if self.best_x is None or not self.min_size:
+            return False
+        lb = float(np.sort(self.costs)[: self.min_size].sum())
+        tol = self.config.mip_rel_gap * max(1.0, abs(self.best_cost))
+        return self.best_cost <= lb + tol
+
+    def local_search(self, share: float = 0.4, n_starts: int = 10) -> None:
+        """LP-priced forward selection from several starts, then a swap descent.
+
+        Forward: from one feature, add the feature the elastic LP prices best
+        (:meth:`_elastic_duals`) until (P1) restricted to the set is feasible (a small
+        MILP, which also returns the set's cheapest feasible subset); the starts are the
+        features the LP prices best on no feature. Descent from each feasible set
+        ``S``: drop two features, add one of the 8 best priced, keep the first cheaper
+        feasible set. Stops at ``share`` of the remaining time, or once the incumbent
+        meets the proven size bound (``self.min_size`` features at the least costs).
+        """
+        deadline = time.perf_counter() + share * max(0.0, self.remaining())
+
+        def done() -> bool:
+            return time.perf_counter() > deadline or self.proven()
+
+        order = self._price([])
+        if order is None:
+            return
+        n_found = 0
+        for k0 in order[:n_starts]:
+            if done():
+                break
+            S = [int(k0)]
+            found = None
+            while (
+                not done()
+                and len(S) <= _MAX_FORWARD
+                and float(self.costs[S].sum()) < self.best_cost - 1e-9
+            ):
+                if len(S) >= max(2, self.min_size or 0):
+                    found = self._subset_point(S)
+                    if found is not None:
+                        break
+                nxt = self._price(S)
+                if nxt is None:
+                    break
+                S.append(int(nxt[0]))
+            if found is not None:
+                n_found += 1
+                self._descend(found, done)
+        self.msgs.append(f"LP-priced forward search: {n_found} feasible sets")
+
+    def _descend(self, S: list[int], done: Callable[[], bool]) -> None:
+        """Swap descent: replace two features of ``S`` by one while that stays feasible."""
+        improved = True
+        while improved and not done():
+            improved = False
+            for pair in combinations(S, 2):
+                if done():
+                    return
+                R = [k for k in S if k not in pair]
+                nxt = self._price(R)
+                if nxt is None:
+                    return
+                for k in nxt[:8]:
+                    T = [*R, int(k)]
+                    if float(self.costs[T].sum()) >= float(self.costs[S].sum()) - 1e-9:
+                        continue
+                    got = self._subset_point(T)
+                    if got is not None:
+                        S, improved = got, True
+                        break
+                if improved:
+                    break
+
     # ---------------------------------------------------------------- exact
     def _restricted(self, mask: np.ndarray) -> MipResult:
         """(P1) with ``delta_k = w_k = 0`` off ``mask``: cheapest subset inside it."""
@@ -750,25 +927,84 @@ class _SubsetSearch:
             dead |= inside & (cost < thr - tol)
             dead[j] |= thr == math.inf or cost[j] < thr - tol
 
+    def screen(self) -> int:
+        """Smallest selection size not yet refuted: 0, 2 or 3 (``self.min_size``).
+
+        2 when the exact 1-D test refutes every single feature, 3 when
+        :func:`screen_pairs` also refutes every pair (it may take a quarter of the
+        remaining time); its pairs that meet the floors are offered as incumbents.
+        """
+        self.min_size = 0
+        single = self._single
+        if single is None and self.remaining() > 0:
+            single = self._single = separable_1d(self.problem)
+        if single is None or single.any():
+            return self.min_size
+        self.min_size = 2
+        pairs = self._pairs()
+        if pairs is not None and pairs.shape[0] == 0:
+            self.min_size = 3
+        return self.min_size
+
+    def _pairs(self) -> np.ndarray | None:
+        """Pairs of features that meet the floors (:func:`screen_pairs`), as incumbents.
+
+        None when the screen does not apply or ran out of its share of the time; an
+        empty array proves that no pair meets the floors.
+        """
+        deadline = time.perf_counter() + 0.25 * max(0.0, self.remaining())
+        pairs = screen_pairs(self.problem, deadline=deadline)
+        if pairs is None:
+            return None
+        for k, l in pairs[np.argsort(self.costs[pairs].sum(1), kind="stable")][:8]:
+            if (
+                self.costs[[k, l]].sum() >= self.best_cost - 1e-9
+                or self.remaining() <= 0
+            ):
+                break
+            mask = np.zeros(self.d, dtype=bool)
+            mask[[k, l]] = True
+            wit: list[np.ndarray] = []
+            if separable_2d(self.problem, mask, witness=wit):
+                cfg = replace(self.config, time_limit=max(1e-3, self.remaining()))
+                if self.offer(
+                    margin_point(self.problem, mask, wit[0], self.big_m, cfg)
+                ):
+                    self.msgs.append(f"features {k}, {l} meet the floors")
+        self.msgs.append(f"{pairs.shape[0]} pairs of features pass the planar test")
+        return pairs
+
     def full_milp(self) -> MipResult:
-        """(P1) by HiGHS from the incumbent, with ``sum delta >= 2`` when valid."""
+        """(P1) by HiGHS from the incumbent, with ``sum delta >= 2`` (or 3) when valid.
+
+        ``sum delta >= 2`` when the exact 1-D test refutes every single feature, and
+        ``>= 3`` when :func:`screen_pairs` also refutes every pair; the sum of the
+        2 (3) smallest costs is then a lower bound (an incumbent at it is optimal).
+        """
         d, n = self.d, self.n
         model = self.model
         # NOTE: one mask at a time; a list of np.eye(d)[k] views kept d eye matrices
         # alive (d = 7129: ~29 MB committed each, the leukemia_golub OOM)
-        single = self._single
-        if single is None and self.remaining() > 0:
-            single = separable_1d(self.problem)
-        if single is not None and not single.any():
+        min_size = self.screen() if self.min_size is None else self.min_size
+        lb = 0.0
+        if min_size:
+            lb = float(np.sort(self.costs)[:min_size].sum())
+            tol = self.config.mip_rel_gap * max(1.0, abs(self.best_cost))
+            if self.best_x is not None and self.best_cost <= lb + tol:
+                return self._result(
+                    SolveStatus.optimal, lb, f"no selection of {min_size - 1} features"
+                )
             row = np.zeros(model.n_cols)
             row[d + 1 + n :] = 1.0
             model = replace(
                 model,
                 A=sp.vstack([model.A, sp.csr_array(row[None, :])], format="csr"),
-                row_lower=np.concatenate([model.row_lower, [2.0]]),
+                row_lower=np.concatenate([model.row_lower, [float(min_size)]]),
                 row_upper=np.concatenate([model.row_upper, [np.inf]]),
             )
-            self.msgs.append("no single feature suffices: sum delta >= 2")
+            self.msgs.append(
+                f"no {min_size - 1} features suffice: sum delta >= {min_size}"
+            )
         cfg = replace(self.config, time_limit=max(1e-3, self.remaining()))
         self.n_milps += 1
         try:
@@ -780,13 +1016,13 @@ class _SubsetSearch:
             # with the only bound proven so far (0)
             logger.info("full (P1) MILP failed: %s", err)
             return self._result(
-                SolveStatus.time_limit, 0.0, f"full (P1) MILP failed: {err}"
+                SolveStatus.time_limit, lb, f"full (P1) MILP failed: {err}"
             )
         if res.status is SolveStatus.infeasible:
             return self._result(SolveStatus.infeasible, math.inf, "(P1) infeasible")
         if res.x is not None:
             self.offer(res.x)
-        lb = res.bound if math.isfinite(res.bound) else 0.0
+        lb = max(lb, res.bound if math.isfinite(res.bound) else 0.0)
         status = (
             SolveStatus.optimal
             if res.status is SolveStatus.optimal
@@ -796,6 +1032,9 @@ class _SubsetSearch:
 
 
 _RATIOS = (1.0, 0.25, 4.0)
+
+#: Longest LP-priced forward path (:meth:`_SubsetSearch.local_search`).
+_MAX_FORWARD = 64
 
 #: Stacked rows per batch of subset fits (:func:`fit_subsets`' ``max_rows``).
 _SUBSET_BATCH_ROWS = 2_000

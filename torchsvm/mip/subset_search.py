@@ -40,6 +40,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "fit_subsets",
     "margin_point",
+    "screen_pairs",
     "separable_2d",
     "separable_by_planes",
     "threshold_start",
@@ -313,6 +314,123 @@ def separable_1d(problem: SelectionProblem) -> np.ndarray:
         m = cols.shape[0]
         out[s : s + m] = ok[:m] | ok[m:]
     return out
+
+
+def _dominance_masks(
+    problem: SelectionProblem,
+) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """Bit masks of the quadrant test (:func:`screen_pairs`), or None if it does not apply.
+
+    Returns ``(B, v_soft, slack)``: ``B[s, k, o]`` (uint64 words over the hard class's
+    rows) marks the hard rows ``h`` with ``sgn_s (h_k - o_k) <= 0`` for soft row ``o``
+    (``sgn_0 = +1``, ``sgn_1 = -1``); ``v_soft`` the soft rows' weights and ``slack``
+    the weight of soft rows that may be dropped.
+    """
+    X, y, v = problem.X, problem.y, problem.v
+    need = {1: problem.need_pos, -1: problem.need_neg}
+    if need[1] <= 0 or need[-1] <= 0:
+        return None  # w = 0 may be feasible; the test assumes rows of both classes
+    hard = None
+    for cls in (1, -1):
+        m = y == cls
+        # every row of this class must be kept: dropping any one misses the floor
+        # (claimed only with a clear margin, the safe side of a refutation)
+        if v[m].sum() - need[cls] < v[m].min() - 1e-9:
+            hard = cls
+            break
+    if hard is None:
+        return None
+    H, O = X[y == hard], X[y == -hard]
+    v_soft = v[y == -hard]
+    slack = float(v_soft.sum() - need[-hard])
+    n_words = (H.shape[0] + 63) // 64
+    d = X.shape[1]
+    if 2 * d * O.shape[0] * n_words > _MAX_MASK_WORDS:
+        return None
+    B = np.zeros((2, d, O.shape[0], n_words), dtype=np.uint64)
+    bit = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))
+    for s, sgn in enumerate((1.0, -1.0)):
+        for k in range(d):
+            dom = sgn * H[None, :, k] <= sgn * O[:, None, k]  # (|O|, |H|)
+            pad = np.zeros((O.shape[0], n_words * 64), dtype=bool)
+            pad[:, : H.shape[0]] = dom
+            B[s, k] = np.bitwise_or.reduce(
+                np.where(pad.reshape(O.shape[0], n_words, 64), bit, np.uint64(0)),
+                axis=2,
+            )
+    return B, v_soft, slack
+
+
+def screen_pairs(
+    problem: SelectionProblem,
+    deadline: float | None = None,
+    max_candidates: int = 5_000,
+) -> np.ndarray | None:
+    """The feature pairs that may meet both floors; every other pair is refuted.
+
+    Applies when one class (the *hard* class) must keep every row: its floor cannot
+    spare a single row (e.g. a Hoeffding floor capped at 1). A (P1) point has
+    ``y_i f(x_i) >= 1`` on its kept rows, so with ``u = y_hard w`` every kept soft row
+    ``o`` and every hard row ``h`` satisfy ``u . (h - o) >= 2 > 0``. If ``u`` lies in
+    the closed quadrant of signs ``(s, t)`` on features ``(k, l)`` and some hard row
+    has ``s (h_k - o_k) <= 0`` and ``t (h_l - o_l) <= 0``, then ``u . (h - o) <= 0``:
+    ``o`` must be dropped. A quadrant whose forced soft rows weigh more than the soft
+    class can spare holds no (P1) direction; a pair whose four quadrants are all
+    refuted is infeasible whatever the big-M values (``w = 0`` is excluded because
+    both floors need rows). The test is bit masks over the hard rows (one AND per
+    soft row and quadrant); the pairs it leaves open are settled by the exact planar
+    test :func:`separable_2d`.
+
+    Parameters
+    ----------
+    problem : SelectionProblem
+    deadline : float, optional
+        ``time.perf_counter()`` value; past it the screen gives up (None).
+    max_candidates : int
+        Give up (None) when more pairs than this pass the quadrant test.
+
+    Returns
+    -------
+    ndarray of shape (m, 2) or None
+        The pairs ``(k, l)``, ``k < l``, that :func:`separable_2d` finds separable
+        (empty: no pair of features meets the floors), or None when the test does
+        not apply (neither class is hard, or the masks would be too large) or gave up.
+    """
+    got = _dominance_masks(problem)
+    if got is None:
+        return None
+    B, v_soft, slack = got
+    d = problem.X.shape[1]
+    limit = slack + 1e-9 * max(1.0, float(v_soft.sum()))
+    cand: list[np.ndarray] = []
+    n_cand = 0
+    for k in range(d - 1):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        open_ = np.zeros(d - k - 1, dtype=bool)
+        for s in (0, 1):
+            for t in (0, 1):
+                forced = np.any(B[s, k][None] & B[t, k + 1 :], axis=2)  # (l, |O|)
+                open_ |= forced @ v_soft <= limit
+        ls = k + 1 + np.flatnonzero(open_)
+        if ls.size:
+            cand.append(np.stack([np.full(ls.size, k), ls], axis=1))
+            n_cand += ls.size
+            if n_cand > max_candidates:
+                return None
+    pairs = np.concatenate(cand) if cand else np.zeros((0, 2), dtype=np.int64)
+    keep = np.zeros(pairs.shape[0], dtype=bool)
+    for i, (k, l) in enumerate(pairs):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        mask = np.zeros(d, dtype=bool)
+        mask[[k, l]] = True
+        keep[i] = separable_2d(problem, mask)
+    return pairs[keep]
+
+
+#: Largest bit-mask array (uint64 words) :func:`screen_pairs` builds.
+_MAX_MASK_WORDS = 20_000_000
 
 
 def separable_by_planes(
