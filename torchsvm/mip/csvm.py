@@ -721,6 +721,28 @@ def solution_start(
     return x
 
 
+def incumbent_assignment(
+    problem: CsvmProblem, layout: CsvmLayout, x: np.ndarray
+) -> np.ndarray:
+    """``x`` (a :func:`solution_start` vector) with ``z`` on the rows of no floor at 0.
+
+    :func:`solution_start` sets ``z_j = 1`` on every row of ``F`` whose margin is at
+    least ``1 - tol``. A row in no floor gains nothing from ``z_j = 1``, which only
+    adds its margin constraint (S5) or drops its slack (S5c; S5c's ``F = I`` holds
+    the negatives, which no TPR floor counts). With those ``z`` at 0 the floors keep
+    the same counts, so the assignment stays feasible when ``x`` is, and its
+    fixed-binary QP is a relaxation of ``x``'s: the better point to polish.
+    """
+    out = np.asarray(x, dtype=np.float64).copy()
+    member = np.zeros(problem.X.shape[0], dtype=bool)
+    for fl in problem.floors:
+        member[problem.floor_members(fl)] = True
+    z = out[layout.z]
+    z[~member[layout.floor_idx]] = 0.0
+    out[layout.z] = z
+    return out
+
+
 def floor_rounding(
     problem: CsvmProblem, layout: CsvmLayout
 ) -> Callable[[np.ndarray], list[np.ndarray]]:
@@ -1124,6 +1146,7 @@ def solve_csvm(
     tighten_anchors: bool | str = "auto",
     grid_cuts: bool | str = "auto",
     master_pool: int = 8,
+    polish_incumbents: bool | str = "auto",
 ) -> CsvmSolution:
     """Solve the CSVM exactly by outer approximation, warm-started by sliding b.
 
@@ -1203,6 +1226,17 @@ def solve_csvm(
         the master leaves the gap open (``master_pool`` of
         :func:`~torchsvm.mip.outer_approx.solve_convex_miqp`; 0: none). Incumbents
         only; the answer stays exact.
+    polish_incumbents : bool or "auto"
+        Before the first master, solve the fixed-binary QP of each feasible
+        ``incumbents`` entry's assignment (:func:`incumbent_assignment`: ``z = 1``
+        on the floor members it meets, 0 elsewhere) at this problem's ``C``,
+        instead of only taking the entry as it is. Its QP optimum is an incumbent
+        no worse than the entry, and its tangent cuts sit at this ``C``'s point.
+        Incumbents and cuts only; the answer stays exact. ``auto``: on for S5c
+        (``on_training``), whose path hands in the same floor's optimum at the
+        previous ``C``: on housing's Ctrl2 path its assignment was often the
+        optimum's here, and a master then only has to prove it (docs/benchmarks.md,
+        "Ctrl2's S5c path: the previous C's assignment polished first").
 
     Returns
     -------
@@ -1274,6 +1308,19 @@ def solve_csvm(
             s1_solver=s1_solver,
         )
     seeds = [solution_start(problem, layout, s) for s in incumbents]
+    if polish_incumbents not in (True, False, "auto"):
+        raise ValueError(
+            "polish_incumbents must be True, False or 'auto', "
+            f"got {polish_incumbents!r}"
+        )
+    polish_on = (
+        problem.on_training if polish_incumbents == "auto" else bool(polish_incumbents)
+    )
+    polish = (
+        [incumbent_assignment(problem, layout, x) for x in seeds if x is not None]
+        if polish_on
+        else []
+    )
     points = None
     if cut_points is not None:
         if layout.form != "primal":
@@ -1303,6 +1350,7 @@ def solve_csvm(
         master_pool=master_pool,
         tighten_after=tighten_after,
         proof_options=S5C_PROOF_OPTIONS if s5c_primal else None,
+        polish=polish,
     )
     if res.status is SolveStatus.infeasible:
         left = max(deadline - time.perf_counter(), 1e-3)

@@ -475,6 +475,8 @@ class OuterApproximation:
         self.master_pool = int(master_pool)
         # the last master's improving solutions (model columns), best first
         self._pool: list[np.ndarray] = []
+        # integer assignments to polish before the first master (:meth:`seed`)
+        self._polish_first: list[np.ndarray] = []
 
     # ------------------------------------------------------------------ helpers
     def remaining(self) -> float:
@@ -1016,6 +1018,7 @@ class OuterApproximation:
         incumbents: Sequence[np.ndarray] = (),
         cut_points: np.ndarray | None = None,
         lower_bound: float | None = None,
+        polish: Sequence[np.ndarray] = (),
     ) -> None:
         """Hand over what the caller already knows about this model.
 
@@ -1031,6 +1034,11 @@ class OuterApproximation:
             A lower bound on the optimum (model's own sense: an upper bound for
             ``max``) that the caller has proven, e.g. the proven bound of a relaxation
             of this model. It is taken as given; a wrong bound makes the result wrong.
+        polish : sequence of ndarray of shape (n,)
+            Points whose integer parts :meth:`run` polishes (fixed-integer QP, cuts at
+            its solution) right after the start, before the relaxation and the first
+            master, e.g. an incumbent solved at another ``C`` whose assignment is
+            likely optimal here. Incumbents only: the bounds are unchanged.
         """
         n = self.model.n_cols
         for x in incumbents:
@@ -1049,6 +1057,13 @@ class OuterApproximation:
             if math.isnan(lower_bound):
                 raise ValueError("lower_bound is NaN")
             self.lb = max(self.lb, self.sign * float(lower_bound))
+        for x in polish:
+            x = np.asarray(x, dtype=np.float64)
+            if x.shape != (n,) or not np.all(np.isfinite(x[self.integ])):
+                raise ValueError(
+                    f"a point to polish must have length {n} and finite integers"
+                )
+            self._polish_first.append(np.round(x[self.integ]))
 
     def run(self, start: np.ndarray | None = None) -> MipResult:
         """Run the outer approximation to the gap, the time limit or ``max_rounds``."""
@@ -1063,6 +1078,12 @@ class OuterApproximation:
                 polished = True
             if self.remaining() <= 0:
                 return self.timed_out("time limit while polishing the start")
+        for z in self._polish_first:
+            if z.astype(np.int64).tobytes() not in self.seen:
+                self.polish(z)
+            if self.remaining() <= 0:
+                return self.timed_out("time limit while polishing the seeds")
+        self._polish_first = []
         if self.qp_cols(None) > _IPM_MAX_COLS and self.ub < math.inf:
             # a large relaxation (HiGHS QP, :meth:`qp`) may take the whole limit; with
             # an incumbent the masters give the bounds and detect infeasibility
@@ -1167,6 +1188,7 @@ def solve_convex_miqp(
     master_pool: int = 8,
     tighten_after: int | None = None,
     proof_options: dict[str, float | int | str | bool] | None = None,
+    polish: Sequence[np.ndarray] = (),
 ) -> MipResult:
     """Solve a convex MIQP exactly by outer approximation (SPEC S5 "Solving").
 
@@ -1214,6 +1236,9 @@ def solve_convex_miqp(
     proof_options : dict, optional
         HiGHS options over :data:`_PROOF_OPTIONS` for the masters with a cutoff
         (:class:`OuterApproximation`).
+    polish : sequence of ndarray
+        Points whose integer assignments are polished before the first master
+        (:meth:`OuterApproximation.seed`); incumbents only.
 
     Returns
     -------
@@ -1241,5 +1266,5 @@ def solve_convex_miqp(
         tighten_after=tighten_after,
         proof_options=proof_options,
     )
-    oa.seed(incumbents, cut_points, lower_bound)
+    oa.seed(incumbents, cut_points, lower_bound, polish)
     return oa.run(start)
