@@ -20,6 +20,14 @@ by source (``s1``, ``reused``, ``forced``, ``miqp``), the MIQPs' split, and the
 largest relative difference of every fit's objective from the first variant's.
 ``JSON=FILE`` in the environment also writes every record there.
 
+``python scripts/bench_ctrl2_path.py compare FILE.json [FILE.json ...]`` reads such
+records (several runs pooled) and prints, per variant: the path CPU per replicate,
+the MIQPs' CPU by C (where a fold's CPU goes), their masters, nodes and split; and,
+MIQP by MIQP against the first variant, the largest relative objective difference,
+how many differ by more than 1e-6 (both are proven only to ``mip_rel_gap``, 1e-4),
+and how many objectives lie below the other run's proven bound (or bounds above its
+objective) by more than 1e-6 relative: none, if both are exact.
+
 Run with ``OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE TORCHSVM_DATA=/work/shared/data
 PYTHONPATH=.``.
 """
@@ -46,7 +54,75 @@ def _parse(variant: str) -> dict:
     return out
 
 
+def compare(files: list[str]) -> None:
+    paths: list[dict] = []
+    recs: list[dict] = []
+    for f in files:
+        with open(f) as fh:
+            d = json.load(fh)
+        paths += d["paths"]
+        recs += d["miqps"]
+    variants = list(dict.fromkeys(p["variant"] for p in paths))
+    first = variants[0]
+    reps = sorted({p["rep"] for p in paths})
+    print("replicates", reps, "variants", variants)
+    for v in variants:
+        pv = [p for p in paths if p["variant"] == v]
+        rv = [r for r in recs if r["variant"] == v]
+        print(
+            f"\n{v}: path CPU per replicate",
+            [round(p["cpu"], 1) for p in pv],
+            "mean",
+            round(sum(p["cpu"] for p in pv) / len(pv), 1),
+        )
+        tot = sum(r["cpu"] for r in rv)
+        print(
+            f"  {len(rv)} MIQPs, {tot:.1f} CPU s: masters "
+            f"{sum(r['master_cpu'] for r in rv) / tot:.0%}, bound LPs "
+            f"{sum(r['tighten_cpu'] for r in rv) / tot:.0%}, QPs "
+            f"{sum(r['qp_cpu'] for r in rv) / tot:.0%}; rounds "
+            f"{sum(r['rounds'] for r in rv)}, nodes {sum(r['nodes'] for r in rv)}"
+        )
+        for C in sorted({r["C"] for r in rv}):
+            rc = [r for r in rv if r["C"] == C]
+            print(
+                f"  C = {C:g}: {len(rc)} MIQPs, {sum(r['cpu'] for r in rc):.1f} CPU s, "
+                f"rounds {sum(r['rounds'] for r in rc)}, "
+                f"nodes {sum(r['nodes'] for r in rc)}"
+            )
+    ref = {(r["rep"], r["C"], r["t"]): r for r in recs if r["variant"] == first}
+    for v in variants[1:]:
+        worst, over, outside, n = 0.0, 0, 0, 0
+        for r in recs:
+            if r["variant"] != v:
+                continue
+            q = ref.get((r["rep"], r["C"], r["t"]))
+            if q is None:
+                continue
+            n += 1
+            a, b = r["objective"], q["objective"]
+            rel = abs(a - b) / max(1.0, abs(b))
+            worst = max(worst, rel)
+            over += rel > 1e-6
+            # a feasible value is at least any proven bound of the same problem
+            for x, y in ((r, q), (q, r)):
+                tol = 1e-6 * max(1.0, abs(y["objective"]))
+                if (
+                    x["objective"] < y["bound"] - tol
+                    or x["bound"] > y["objective"] + tol
+                ):
+                    outside += 1
+        print(
+            f"\n{v} vs {first}: {n} MIQPs; largest relative objective difference "
+            f"{worst:.2e}, {over} above 1e-6; outside the other's proven interval: "
+            f"{outside}"
+        )
+
+
 def main() -> None:
+    if len(sys.argv) >= 3 and sys.argv[1] == "compare":
+        compare(sys.argv[2:])
+        return
     if len(sys.argv) < 5:
         raise SystemExit(__doc__)
     import torchsvm.estimators.bootstrap as bs
