@@ -45,6 +45,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="auto",
         help="BoxQpSolver's SMO pre-pass: its rule (auto) or forced on / off",
     )
+    ap.add_argument(
+        "--smo-eps",
+        type=float,
+        default=None,
+        help="the SMO pre-pass's maximal KKT violation (smo._EPS; default: as set)",
+    )
     ap.add_argument("-v", action="store_true", help="the solver's INFO log")
     args = ap.parse_args(argv)
     if args.v:
@@ -56,6 +62,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from torchsvm.kernels import compute_kernel
     from torchsvm.problems.svm import BatchedSvmProblem
     from torchsvm.solvers.box_qp import BoxQpSolver
+
+    if args.smo_eps is not None:
+        import torchsvm.solvers.box_qp as box_qp_mod
+        import torchsvm.solvers.smo as smo_mod
+
+        smo_mod._EPS = args.smo_eps
+        if hasattr(box_qp_mod, "_SMO_EPS"):
+            box_qp_mod._SMO_EPS = args.smo_eps
 
     cfg = load_config(args.config)
     kernel = cfg.probabilities.kernels[0]
