@@ -6,7 +6,9 @@ Fits :func:`torchsvm.estimators.bootstrap.fit_s5c_path` (``configs/cost_sensitiv
 every C and t) on replicates ``REPLICATES`` (comma-separated) of fold ``FOLD``, one
 replicate at a time, once per variant in ``VARIANTS`` (comma-separated keyword
 settings of :func:`~torchsvm.mip.csvm.solve_csvm`, e.g. ``polish_incumbents=False``
-and ``polish_incumbents=True``; ``-`` for the defaults). The variants run one after
+and ``polish_incumbents=True``; ``-`` for the defaults; several joined by ``;``; a
+key ``bootstrap.NAME`` sets that constant of :mod:`torchsvm.estimators.bootstrap`,
+e.g. ``bootstrap.S5C_SEEDS_ACROSS_T=False``). The variants run one after
 another on the same replicate in one process, their order reversed on every other
 replicate, so that the load of the shared machine moves both alike. ``TIME_LIMIT``
 (seconds per MIQP, default the config's) may be raised so that every MIQP is proven
@@ -215,7 +217,10 @@ def main() -> None:
     for i, rep in enumerate(reps):
         order = variants if i % 2 == 0 else variants[::-1]
         for v in order:
-            current.update(name=v, rep=rep, kw=_parse(v))
+            kw = _parse(v)
+            for key in [k for k in kw if k.startswith("bootstrap.")]:
+                setattr(bs, key.split(".", 1)[1], kw.pop(key))
+            current.update(name=v, rep=rep, kw=kw)
             c0, t0 = time.process_time(), time.perf_counter()
             path = bs.fit_s5c_path(
                 X,

@@ -10,6 +10,7 @@ and brute force over ``z`` for the optimum (tests/mip/test_csvm.py).
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -140,3 +141,53 @@ def test_s5c_with_polished_incumbents_is_the_brute_force_optimum(
 def test_polish_incumbents_value_is_checked() -> None:
     with pytest.raises(ValueError, match="polish_incumbents"):
         solve_csvm(s5c(C=1.0), MipConfig(time_limit=10), polish_incumbents="yes")
+
+
+def test_repaired_assignment_meets_the_floor_with_the_highest_margins() -> None:
+    """A lower floor's optimum misses a higher floor; repaired, its ``z`` meets it
+    with the members of highest margin and nothing else."""
+    from torchsvm.mip.csvm import repaired_assignment
+
+    low = solve_csvm(s5c(4.0, 0.3, n=12, seed=4), MipConfig(time_limit=60))
+    p = s5c(4.0, 0.95, n=12, seed=4)
+    model, layout, _ = build_csvm_model(p)
+    x = solution_start(p, layout, low)
+    assert not check_feasible(model, x, tol=1e-6)[0]  # misses the higher floor
+    x2 = repaired_assignment(p, layout, x)
+    z = x2[layout.z]
+    F = layout.floor_idx
+    pos = p.y[F] > 0
+    (fl,) = p.floors
+    assert float(p.weights[F] @ z) >= fl.required - 1e-9
+    assert np.all(z[~pos] == 0)
+    marg = p.y[F] * (p.X[F] @ low.coef + low.intercept)
+    assert marg[pos & (z == 1)].min() >= marg[pos & (z == 0)].max(initial=-np.inf)
+    # the fewest members: dropping the lowest chosen one misses the floor
+    chosen = np.flatnonzero(pos & (z == 1))
+    last = chosen[np.argmin(marg[chosen])]
+    assert float(p.weights[F] @ z) - p.weights[F][last] < fl.required - 1e-9
+
+
+@pytest.mark.parametrize("min_tpr", [0.6, 0.9])
+def test_s5c_with_a_repaired_lower_floor_optimum_is_the_brute_force_optimum(
+    min_tpr: float,
+) -> None:
+    low = solve_csvm(s5c(16.0, 0.3, n=12, seed=4), MipConfig(time_limit=60))
+    p = s5c(16.0, min_tpr, n=12, seed=4)
+    got = solve_csvm(p, MipConfig(time_limit=60), repair=[low])
+    assert got.status == "optimal"
+    assert got.objective == pytest.approx(brute_force_tpr_only(p), rel=1e-4, abs=1e-6)
+    with warnings.catch_warnings():
+        # max_rounds=0 warns unless the relaxation's bound already closes the gap
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        only = solve_csvm(
+            p, MipConfig(time_limit=60), use_start=False, max_rounds=0, repair=[low]
+        )
+    # no start, no master: the repaired assignment's own QP (cvxpy) comes back
+    model, layout, _ = build_csvm_model(p)
+    from torchsvm.mip.csvm import repaired_assignment
+
+    x = repaired_assignment(p, layout, solution_start(p, layout, low))
+    assert only.objective == pytest.approx(
+        fixed_z_qp(p, x[layout.z]), rel=1e-5, abs=1e-7
+    )

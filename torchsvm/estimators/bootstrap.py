@@ -1345,6 +1345,13 @@ def _call_on_chunk(func: Callable[[np.ndarray], Any], chunk: np.ndarray) -> Any:
 #: tol``; the outer approximation accepts incumbents at this feasibility tolerance
 _REUSE_TOL = 1e-6
 
+#: Ctrl2's S5c path also seeds a MIQP from the lower targets at the same C: the last
+#: proven optimum there (which misses this floor) is repaired to this floor and
+#: polished (``repair`` of :func:`~torchsvm.mip.csvm.solve_csvm`), and a MIQP at a
+#: lower target of the same C that ran tightened masters makes this one tightened
+#: from its first master, as the previous C's does. Seeds and the search only.
+S5C_SEEDS_ACROSS_T = True
+
 
 @dataclass(frozen=True)
 class S5cPath:
@@ -1538,6 +1545,7 @@ def _s5c_path_replicate(
         proven: CsvmSolution | None = None  # last proven optimum at a lower target
         proven_margin: np.ndarray | None = None
         low_bound: float | None = None  # proven bound at a lower target
+        low_tight = False  # a MIQP at a lower target of this C ran tightened masters
         for k in order:
             t1, c1 = time.perf_counter(), time.process_time()
             how = "s1"
@@ -1575,6 +1583,8 @@ def _s5c_path_replicate(
                 # the first master here, instead of first running one without
                 hard = r > 0 and source[k, r - 1] == "miqp"
                 hard = hard and sols[k][r - 1].tightened_masters > 0
+                across = S5C_SEEDS_ACROSS_T
+                hard = hard or (across and low_tight)
                 sol = solve_csvm(
                     problems[k],
                     config,
@@ -1583,7 +1593,9 @@ def _s5c_path_replicate(
                     lower_bound=lb,
                     cut_points=points,
                     tighten_anchors=True if hard else "auto",
+                    repair=[proven] if across and proven is not None else (),
                 )
+                low_tight = low_tight or sol.tightened_masters > 0
             dt = time.perf_counter() - t1
             cpu[k, r] = time.process_time() - c1
             if how != "miqp":

@@ -743,6 +743,28 @@ def incumbent_assignment(
     return out
 
 
+def repaired_assignment(
+    problem: CsvmProblem, layout: CsvmLayout, x: np.ndarray
+) -> np.ndarray:
+    """``x`` (a :func:`solution_start` vector) with ``z`` meeting every floor.
+
+    Each floor takes its members in decreasing margin ``y_j f(x_j)`` under ``x``'s
+    ``(w, b)`` until its weighted count is met (:func:`floor_rounding` on the
+    margins), every other ``z`` 0: the members that ``x`` comes closest to meeting.
+    Only an assignment to polish (its fixed-binary QP decides its value; primal
+    form).
+    """
+    out = np.asarray(x, dtype=np.float64).copy()
+    if layout.form != "primal":
+        raise ValueError("repaired_assignment needs the primal form")
+    F = layout.floor_idx
+    marg = problem.y[F] * (problem.X[F] @ out[layout.w] + out[layout.b])
+    probe = out.copy()
+    probe[layout.z] = marg
+    out[layout.z] = floor_rounding(problem, layout)(probe)[0]
+    return out
+
+
 def floor_rounding(
     problem: CsvmProblem, layout: CsvmLayout
 ) -> Callable[[np.ndarray], list[np.ndarray]]:
@@ -1147,6 +1169,7 @@ def solve_csvm(
     grid_cuts: bool | str = "auto",
     master_pool: int = 8,
     polish_incumbents: bool | str = "auto",
+    repair: Sequence[CsvmSolution] = (),
 ) -> CsvmSolution:
     """Solve the CSVM exactly by outer approximation, warm-started by sliding b.
 
@@ -1237,6 +1260,12 @@ def solve_csvm(
         previous ``C``: on housing's Ctrl2 path its assignment was often the
         optimum's here, and a master then only has to prove it (docs/benchmarks.md,
         "Ctrl2's S5c path: the previous C's assignment polished first").
+    repair : sequence of CsvmSolution
+        Classifiers on the same rows that may miss the floors (e.g. the same S5c's
+        optimum at a lower floor): each gives the assignment of
+        :func:`repaired_assignment` (its members of highest margin until every
+        floor is met), whose fixed-binary QP is polished before the first master.
+        Incumbents and cuts only; the answer stays exact.
 
     Returns
     -------
@@ -1321,6 +1350,10 @@ def solve_csvm(
         if polish_on
         else []
     )
+    for sol in repair:
+        x = solution_start(problem, layout, sol)
+        if x is not None:
+            polish.append(repaired_assignment(problem, layout, x))
     points = None
     if cut_points is not None:
         if layout.form != "primal":
