@@ -229,6 +229,26 @@ def test_screen_pairs_refutations_are_right(seed: int) -> None:
         assert _subset_feasible(p, m) == ((k, l) in got)
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_screen_pairs_with_every_row_kept_matches_brute_force(seed: int) -> None:
+    # both floors at 1: the open pairs go to the LP of (P1) restricted to the pair
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(30, 7))
+    y = np.where(X[:, 0] - 0.7 * X[:, 1] + 0.05 * X[:, 2] > 0, 1.0, -1.0)
+    X[:, 4] = X[:, 0] + 0.02 * rng.normal(size=30)  # a near twin: more open pairs
+    p = SelectionProblem.from_data(X, y, 1.0, 1.0)
+    got = {tuple(map(int, r)) for r in screen_pairs(p, big_m=100.0)}
+    want = set()
+    for k, l in itertools.combinations(range(7), 2):
+        m = np.zeros(7, dtype=bool)
+        m[[k, l]] = True
+        if _subset_feasible(p, m):
+            want.add((k, l))
+    assert got == want
+    assert want  # the instance has feasible pairs (and infeasible ones)
+    assert len(want) < 21
+
+
 def test_no_feasible_pair_proves_three_features() -> None:
     # labels from three features: no pair (nor single feature) separates all rows,
     # so the pair screen's bound 3 meets the heuristics' incumbent at once

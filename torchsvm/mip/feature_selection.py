@@ -931,8 +931,9 @@ class _SubsetSearch:
         """Smallest selection size not yet refuted: 0, 2 or 3 (``self.min_size``).
 
         2 when the exact 1-D test refutes every single feature, 3 when
-        :func:`screen_pairs` also refutes every pair (it may take a quarter of the
-        remaining time); its pairs that meet the floors are offered as incumbents.
+        :func:`screen_pairs` also refutes every pair (it may take half of the
+        remaining time: where it applies, the MILP's bound rarely passes 2); its
+        pairs that meet the floors are offered as incumbents.
         """
         self.min_size = 0
         single = self._single
@@ -952,8 +953,8 @@ class _SubsetSearch:
         None when the screen does not apply or ran out of its share of the time; an
         empty array proves that no pair meets the floors.
         """
-        deadline = time.perf_counter() + 0.25 * max(0.0, self.remaining())
-        pairs = screen_pairs(self.problem, deadline=deadline)
+        deadline = time.perf_counter() + 0.5 * max(0.0, self.remaining())
+        pairs = screen_pairs(self.problem, deadline=deadline, big_m=self.big_m)
         if pairs is None:
             return None
         for k, l in pairs[np.argsort(self.costs[pairs].sum(1), kind="stable")][:8]:

@@ -34,6 +34,7 @@ from torchsvm.mip.solve import solve_model
 from torchsvm.problems.selection import SelectionProblem
 from torchsvm.problems.svm import BatchedSvmProblem
 from torchsvm.solvers.box_qp import BoxQpSolver
+from torchsvm.types import SolveStatus
 
 logger = logging.getLogger(__name__)
 
@@ -365,6 +366,7 @@ def screen_pairs(
     problem: SelectionProblem,
     deadline: float | None = None,
     max_candidates: int = 5_000,
+    big_m: float | None = None,
 ) -> np.ndarray | None:
     """The feature pairs that may meet both floors; every other pair is refuted.
 
@@ -379,7 +381,9 @@ def screen_pairs(
     refuted is infeasible whatever the big-M values (``w = 0`` is excluded because
     both floors need rows). The test is bit masks over the hard rows (one AND per
     soft row and quadrant); the pairs it leaves open are settled by the exact planar
-    test :func:`separable_2d`.
+    test :func:`separable_2d`, or, when no row of either class may be dropped and
+    ``big_m`` is given, by (P1) restricted to the pair, then an LP (``|w_k| <= big_m``,
+    margin 1 on every row; HiGHS proves its infeasibility, as for the subset MILPs).
 
     Parameters
     ----------
@@ -388,11 +392,13 @@ def screen_pairs(
         ``time.perf_counter()`` value; past it the screen gives up (None).
     max_candidates : int
         Give up (None) when more pairs than this pass the quadrant test.
+    big_m : float, optional
+        ``M3`` of (P1): settle the open pairs by the LP where no row may be dropped.
 
     Returns
     -------
     ndarray of shape (m, 2) or None
-        The pairs ``(k, l)``, ``k < l``, that :func:`separable_2d` finds separable
+        The pairs ``(k, l)``, ``k < l``, that :func:`separable_2d` (or the LP) accepts
         (empty: no pair of features meets the floors), or None when the test does
         not apply (neither class is hard, or the masks would be too large) or gave up.
     """
@@ -402,6 +408,9 @@ def screen_pairs(
     B, v_soft, slack = got
     d = problem.X.shape[1]
     limit = slack + 1e-9 * max(1.0, float(v_soft.sum()))
+    # no soft row may be dropped: a quadrant is open only without any forced row
+    strict = limit < float(v_soft.min())
+    one_word = B.shape[3] == 1
     cand: list[np.ndarray] = []
     n_cand = 0
     for k in range(d - 1):
@@ -410,8 +419,14 @@ def screen_pairs(
         open_ = np.zeros(d - k - 1, dtype=bool)
         for s in (0, 1):
             for t in (0, 1):
-                forced = np.any(B[s, k][None] & B[t, k + 1 :], axis=2)  # (l, |O|)
-                open_ |= forced @ v_soft <= limit
+                if one_word:
+                    forced = (B[s, k, :, 0][None] & B[t, k + 1 :, :, 0]) != 0
+                else:  # (l, |O|)
+                    forced = np.any(B[s, k][None] & B[t, k + 1 :], axis=2)
+                if strict:
+                    open_ |= ~forced.any(axis=1)
+                else:
+                    open_ |= forced @ v_soft <= limit
         ls = k + 1 + np.flatnonzero(open_)
         if ls.size:
             cand.append(np.stack([np.full(ls.size, k), ls], axis=1))
@@ -423,10 +438,36 @@ def screen_pairs(
     for i, (k, l) in enumerate(pairs):
         if deadline is not None and time.perf_counter() > deadline:
             return None
-        mask = np.zeros(d, dtype=bool)
-        mask[[k, l]] = True
-        keep[i] = separable_2d(problem, mask)
+        if strict and big_m is not None:
+            keep[i] = _pair_lp(problem, int(k), int(l), big_m)
+        else:
+            mask = np.zeros(d, dtype=bool)
+            mask[[k, l]] = True
+            keep[i] = separable_2d(problem, mask)
     return pairs[keep]
+
+
+def _pair_lp(problem: SelectionProblem, k: int, l: int, big_m: float) -> bool:
+    """Whether (P1) on features ``{k, l}`` with every row kept is feasible (an LP).
+
+    ``y_i (w_k x_ik + w_l x_il + b) >= 1`` for all rows, ``|w| <= big_m``; anything
+    but a proven infeasibility counts as feasible (the safe side of a refutation).
+    """
+    X, y = problem.X[:, [k, l]], problem.y
+    n = X.shape[0]
+    model = MipModel(
+        c=np.zeros(3),
+        A=sp.csr_array(np.hstack([y[:, None] * X, y[:, None]])),
+        row_lower=np.ones(n),
+        row_upper=np.full(n, np.inf),
+        col_lower=np.array([-big_m, -big_m, -np.inf]),
+        col_upper=np.array([big_m, big_m, np.inf]),
+    )
+    try:
+        res = solve_model(model, MipConfig(time_limit=10.0))
+    except Exception:  # noqa: BLE001 - any failure: not refuted
+        return True
+    return res.status is not SolveStatus.infeasible
 
 
 #: Largest bit-mask array (uint64 words) :func:`screen_pairs` builds.
