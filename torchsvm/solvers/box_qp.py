@@ -109,6 +109,9 @@ _MONOTONE_MIN_ITER = 1000
 # active-set iterations (pdas_dense's ``stall``): they cycle, and the 40 iterations of
 # the cap cost cervical's folds as much as the monotone finish
 _PDAS_STALL = 5
+# rows that cycle from SMO's point resume SMO to this fraction of its violation before
+# the monotone active set
+_CYCLE_EPS = 0.1
 
 
 def _replace_rows(
@@ -797,20 +800,28 @@ class BoxQpSolver:
             # rows): the monotone variant from their feasible starts (pdas_monotone)
             Sb = None if S is None else S[bad]
             A_m0 = project_face(starts[bad], y, U[bad])
-            smo_ok = self.smo is not False and not from_smo
+            # SMO needs the kernel itself, a copy of Q: only where it fits a quarter
+            # of the budget (n <= 11585 in float64 at the default 4 GiB)
+            smo_ok = self.smo is not False and n * n * Q.element_size() <= budget
             if smo_ok and use_smo(prob.select(bad.cpu()), True):
                 # the cycled rows' starts (every coordinate at its bound, or another
                 # problem's partition) lie far from their optima, a step per coordinate
-                # for the monotone method; SMO's loose point from 0 is near
+                # for the monotone method; SMO's loose point from 0 is near. Starts
+                # that are SMO's point already go on to a ten times smaller violation
                 A_m0, _, it_s, _ = smo_solve(
-                    Q * y[:, None] * y[None, :], y, U[bad], eps=_SMO_EPS
+                    Q * y[:, None] * y[None, :],
+                    y,
+                    U[bad],
+                    A_m0 if from_smo else None,
+                    eps=_SMO_EPS * (_CYCLE_EPS if from_smo else 1.0),
                 )
                 n_iter[bad] = n_iter[bad] + it_s
                 logger.info(
-                    "pdas: %d of %d problems cycled; SMO from 0 (%.0f iterations on "
+                    "pdas: %d of %d problems cycled; SMO %s (%.0f iterations on "
                     "average) starts the monotone active set",
                     bad.numel(),
                     P,
+                    "resumed" if from_smo else "from 0",
                     float(it_s.double().mean()),
                 )
             a_m, qa_m, _, it_m, ok_m = pdas_monotone(

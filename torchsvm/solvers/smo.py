@@ -70,9 +70,14 @@ _TAU = 1e-12
 # replicates, load ~10 (docs/benchmarks.md "S8 RBF ... batched SMO"): ionosphere n = 315
 # 31.6 s vs 67.2 s active set alone, breast-cancer n = 512 26.4-35.5 s vs 60.3-61.6 s,
 # biodeg n = 949 170 s vs > 400 s; S8 n = 5000 (220 problems) a tie; sonar n = 187
-# (1100 problems) slower (5.0 s vs 3.9 s)
+# (1100 problems) slower (5.0 s vs 3.9 s). Up to 5000 since the active set alone
+# cycles on the RBF bootstrap folds of the probabilities run with n > 2000
+# (scripts/bench_rbf_fold.py, 11 C x 20 replicates, CPU s with / without the pre-pass):
+# churn n = 2579 7.8 vs 24.5, spambase 22.8 vs 80.0, pageblocks 16.1 vs 73.5; S8
+# (n = 5000) 32.1 vs more than 173 (docs/benchmarks.md, "RBF bootstrap batches on the
+# run's next datasets")
 _AUTO_MIN_N = 256
-_AUTO_MAX_N = 2000
+_AUTO_MAX_N = 5000
 # ... and only for batches of at least this many problems: its cost is per-iteration
 # overhead that a large batch shares (all the measured folds had 5500 problems)
 _AUTO_MIN_P = 100
