@@ -501,6 +501,7 @@ class _SubsetSearch:
         self._single: np.ndarray | None = None
         # smallest selection size not refuted (:meth:`screen`), once computed
         self.min_size: int | None = None
+        self._ls_deadline = math.inf  # end of :meth:`local_search`
 
     def remaining(self) -> float:
         return self.config.time_limit - (time.perf_counter() - self.t0)
@@ -683,7 +684,7 @@ class _SubsetSearch:
                 [np.full(k, self.big_m), [np.inf], np.full(n, np.inf)]
             ),
         )
-        cfg = replace(self.config, time_limit=max(1e-3, min(5.0, self.remaining())))
+        cfg = replace(self.config, time_limit=self._step_limit())
         try:
             res = solve_model(model, cfg)
         except SolverError:
@@ -691,6 +692,12 @@ class _SubsetSearch:
         if res.status is not SolveStatus.optimal or res.row_duals is None:
             return None
         return np.abs(res.row_duals)
+
+    def _step_limit(self) -> float:
+        """Seconds for one LP / subset MILP of the local search: at most 5, and not
+        past the local search's own deadline."""
+        left = min(self.remaining(), self._ls_deadline - time.perf_counter())
+        return max(1e-3, min(5.0, left))
 
     def _price(self, S: list[int]) -> np.ndarray | None:
         """Features outside ``S`` by falling LP price per unit cost (best first)."""
@@ -721,7 +728,7 @@ class _SubsetSearch:
             self.big_m,
             sample_weight=p.v,
         )
-        cfg = replace(self.config, time_limit=max(1e-3, min(5.0, self.remaining())))
+        cfg = replace(self.config, time_limit=self._step_limit())
         self.n_milps += 1
         try:
             with warnings.catch_warnings():
@@ -760,6 +767,7 @@ class _SubsetSearch:
         meets the proven size bound (``self.min_size`` features at the least costs).
         """
         deadline = time.perf_counter() + share * max(0.0, self.remaining())
+        self._ls_deadline = deadline
 
         def done() -> bool:
             return time.perf_counter() > deadline or self.proven()
