@@ -338,8 +338,8 @@ def test_large_c_matches_libsvm() -> None:
         (255, 100, False),
         (256, 100, True),
         (256, 99, False),
-        (5000, 100, True),
-        (5001, 100, False),
+        (4500, 100, True),
+        (4501, 100, False),
     ],
 )
 def test_auto_rule_at_the_thresholds(n: int, P: int, expected: bool) -> None:

@@ -73,11 +73,12 @@ _TAU = 1e-12
 # (1100 problems) slower (5.0 s vs 3.9 s). Up to 5000 since the active set alone
 # cycles on the RBF bootstrap folds of the probabilities run with n > 2000
 # (scripts/bench_rbf_fold.py, 11 C x 20 replicates, CPU s with / without the pre-pass):
-# churn n = 2579 7.8 vs 24.5, spambase 22.8 vs 80.0, pageblocks 16.1 vs 73.5; S8
-# (n = 5000) 32.1 vs more than 173 (docs/benchmarks.md, "RBF bootstrap batches on the
-# run's next datasets")
+# churn (2579 distinct rows) 7.8 vs 24.5, spambase (n = 4140) 22.8 vs 80.0,
+# pageblocks (n = 4500, the protocol's largest fold) 16.1 vs 73.5. Not at S8's
+# n = 5000, where the active set alone converges: 22.0 vs 32.1 (docs/benchmarks.md,
+# "RBF bootstrap batches on the probabilities run's next datasets")
 _AUTO_MIN_N = 256
-_AUTO_MAX_N = 5000
+_AUTO_MAX_N = 4500
 # ... and only for batches of at least this many problems: its cost is per-iteration
 # overhead that a large batch shares (all the measured folds had 5500 problems)
 _AUTO_MIN_P = 100
