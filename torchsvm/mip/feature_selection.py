@@ -421,11 +421,12 @@ def solve_feature_selection(
     res = search.single_features()
     if res is None:
         enumerate_ = method == "enumerate" or (method == "auto" and d <= max_enumerate)
+        found = 0
         if not enumerate_:
             search.screen()  # exact and cheap: before the heuristics take the time
-            search.local_search()
-        if search.best_x is None or enumerate_:
-            # the batched SVM fits only where the LP-priced search found no incumbent
+            found = search.local_search()
+        if not found and not search.proven():
+            # the batched SVM fits only where the LP-priced search found no set
             search.heuristics()
         res = search.enumerate() if enumerate_ else search.full_milp()
     if res.status is SolveStatus.infeasible:
@@ -755,7 +756,7 @@ class _SubsetSearch:
         tol = self.config.mip_rel_gap * max(1.0, abs(self.best_cost))
         return self.best_cost <= lb + tol
 
-    def local_search(self, share: float = 0.4, n_starts: int = 10) -> None:
+    def local_search(self, share: float = 0.4, n_starts: int = 10) -> int:
         """LP-priced forward selection from several starts, then a swap descent.
 
         Forward: from one feature, add the feature the elastic LP prices best
@@ -765,6 +766,7 @@ class _SubsetSearch:
         ``S``: drop two features, add one of the 8 best priced, keep the first cheaper
         feasible set. Stops at ``share`` of the remaining time, or once the incumbent
         meets the proven size bound (``self.min_size`` features at the least costs).
+        Returns the number of starts that reached a feasible set.
         """
         deadline = time.perf_counter() + share * max(0.0, self.remaining())
         self._ls_deadline = deadline
@@ -774,7 +776,7 @@ class _SubsetSearch:
 
         order = self._price([])
         if order is None:
-            return
+            return 0
         n_found = 0
         for k0 in order[:n_starts]:
             if done():
@@ -798,6 +800,7 @@ class _SubsetSearch:
                 n_found += 1
                 self._descend(found, done)
         self.msgs.append(f"LP-priced forward search: {n_found} feasible sets")
+        return n_found
 
     def _descend(self, S: list[int], done: Callable[[], bool]) -> None:
         """Swap descent: replace two features of ``S`` by one while that stays feasible."""
