@@ -983,7 +983,7 @@ class _SubsetSearch:
                     margin_point(self.problem, mask, wit[0], self.big_m, cfg)
                 ):
                     self.msgs.append(f"features {k}, {l} meet the floors")
-        self.msgs.append(f"{pairs.shape[0]} pairs of features pass the planar test")
+        self.msgs.append(f"{pairs.shape[0]} pairs of features pass the exact pair test")
         return pairs
 
     def full_milp(self) -> MipResult:
