@@ -1350,6 +1350,9 @@ _REUSE_TOL = 1e-6
 #: polished (``repair`` of :func:`~torchsvm.mip.csvm.solve_csvm`), and a MIQP at a
 #: lower target of the same C that ran tightened masters makes this one tightened
 #: from its first master, as the previous C's does. Seeds and the search only.
+#: Measured (scripts/bench_ctrl2_path.py, docs/benchmarks.md, "Ctrl2's S5c path: the
+#: previous C's assignment polished first, seeds across t"): fewer nodes at C = 1/32,
+#: housing's CPU unchanged (+1 % over two replicates), wisconsin's 4 % lower.
 S5C_SEEDS_ACROSS_T = True
 
 
