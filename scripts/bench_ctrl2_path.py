@@ -8,7 +8,8 @@ replicate at a time, once per variant in ``VARIANTS`` (comma-separated keyword
 settings of :func:`~torchsvm.mip.csvm.solve_csvm`, e.g. ``polish_incumbents=False``
 and ``polish_incumbents=True``; ``-`` for the defaults; several joined by ``;``; a
 key ``bootstrap.NAME`` sets that constant of :mod:`torchsvm.estimators.bootstrap`,
-e.g. ``bootstrap.S5C_SEEDS_ACROSS_T=False``). The variants run one after
+e.g. ``bootstrap.S5C_SEEDS_ACROSS_T=False``, and ``csvm.NAME`` one of
+:mod:`torchsvm.mip.csvm`). The variants run one after
 another on the same replicate in one process, their order reversed on every other
 replicate, so that the load of the shared machine moves both alike. ``TIME_LIMIT``
 (seconds per MIQP, default the config's) may be raised so that every MIQP is proven
@@ -130,6 +131,7 @@ def main() -> None:
     if len(sys.argv) < 5:
         raise SystemExit(__doc__)
     import torchsvm.estimators.bootstrap as bs
+    import torchsvm.mip.csvm as csvm_mod
     import torchsvm.mip.outer_approx as oa
     from torchsvm.config import load_config
     from torchsvm.experiments.cost_sensitive import load_fold_data
@@ -222,6 +224,8 @@ def main() -> None:
             kw = _parse(v)
             for key in [k for k in kw if k.startswith("bootstrap.")]:
                 setattr(bs, key.split(".", 1)[1], kw.pop(key))
+            for key in [k for k in kw if k.startswith("csvm.")]:
+                setattr(csvm_mod, key.split(".", 1)[1], kw.pop(key))
             current.update(name=v, rep=rep, kw=kw)
             c0, t0 = time.process_time(), time.perf_counter()
             path = bs.fit_s5c_path(

@@ -191,3 +191,28 @@ def test_s5c_with_a_repaired_lower_floor_optimum_is_the_brute_force_optimum(
     assert only.objective == pytest.approx(
         fixed_z_qp(p, x[layout.z]), rel=1e-5, abs=1e-7
     )
+
+
+@pytest.mark.parametrize("min_tpr", [0.6, 0.9])
+def test_s5c_slack_bounds_kept_under_a_lower_cutoff_keep_the_optimum(
+    min_tpr: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """S5C_TIGHTEN_REFRESH: the slack bounds computed under an earlier, higher cutoff
+    are kept (valid, looser) until the cutoff falls by that share; the optimum is
+    still brute force's, with a refresh large enough that none is computed again."""
+    import torchsvm.mip.csvm as csvm_mod
+
+    calls: list[float] = []
+    real = csvm_mod.anchor_tightening
+
+    def spy(problem, layout, refresh=0.0):  # type: ignore[no-untyped-def]
+        calls.append(refresh)
+        return real(problem, layout, refresh)
+
+    monkeypatch.setattr(csvm_mod, "anchor_tightening", spy)
+    monkeypatch.setattr(csvm_mod, "S5C_TIGHTEN_REFRESH", 10.0)
+    p = s5c(16.0, min_tpr, n=12, seed=4)
+    got = solve_csvm(p, MipConfig(time_limit=60), tighten_anchors=True)
+    assert calls == [10.0]
+    assert got.status == "optimal"
+    assert got.objective == pytest.approx(brute_force_tpr_only(p), rel=1e-4, abs=1e-6)

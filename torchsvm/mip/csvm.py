@@ -903,7 +903,7 @@ def _nearest_neighbour_order(D: np.ndarray) -> np.ndarray:
 
 
 def anchor_tightening(
-    problem: CsvmProblem, layout: CsvmLayout
+    problem: CsvmProblem, layout: CsvmLayout, refresh: float = 0.0
 ) -> Callable[[MipModel, float, float], MipModel]:
     """Big-M of the anchor rows bounded under the cutoff (S5, primal form).
 
@@ -947,7 +947,9 @@ def anchor_tightening(
     the same objective in it (``z_j`` of the second kind set to 0), as ``tighten``
     asks. Bounds are computed
     again only when the cutoff has dropped (more cuts only shrink the polytope, so
-    earlier bounds stay valid). Why: with ``M1 = 100`` the master's LP relaxation
+    earlier bounds stay valid), by more than ``refresh * max(1, |U_last|)`` below the
+    cutoff ``U_last`` they were computed under (bounds under a higher cutoff stay
+    valid under a lower one; 0: at every drop). Why: with ``M1 = 100`` the master's LP relaxation
     lets every anchor's ``z_j`` sit near 1 whatever its margin. On linear n = 1000
     of scripts/bench_mip.py (186 floor members, 314 negative anchors in no floor)
     the solve took a median 43.8 / 41.7 s with it against 63.2 / 65.9 s without,
@@ -1026,7 +1028,9 @@ def anchor_tightening(
 
     def tighten(master: MipModel, cutoff: float, time_limit: float) -> MipModel:
         t_end = time.perf_counter() + time_limit
-        fresh = cutoff < state["cutoff"] and time_limit > 0
+        last = state["cutoff"]
+        drop = refresh * max(1.0, abs(last)) if math.isfinite(last) else 0.0
+        fresh = cutoff < last - drop and time_limit > 0
         if fresh:
             bounds(master, cutoff, t_end)
         m = state["m"]
@@ -1148,6 +1152,11 @@ S5C_TIGHTEN_AFTER = 1000
 #: hardest MIQPs replayed took 60.5 CPU s with it against 118.0 s without, and
 #: housing's pilot path 382 against 556 CPU s, side by side at load 7-10.
 S5C_PROOF_OPTIONS: dict[str, float | int | str | bool] = {"mip_pscost_minreliable": 8}
+
+#: The primal S5c's slack bounds (:func:`anchor_tightening`) are computed again only
+#: when the cutoff has fallen by more than this share of it since they were computed
+#: (0: at every drop). Bounds under a higher cutoff stay valid, only looser.
+S5C_TIGHTEN_REFRESH = 0.0
 
 
 def solve_csvm(
@@ -1378,7 +1387,13 @@ def solve_csvm(
         qp_solver=qp_solver,
         rounding=floor_rounding(problem, layout) if rounding_on else None,
         improve=floor_swaps(problem, layout) if search_on else None,
-        tighten=anchor_tightening(problem, layout) if tighten_on else None,
+        tighten=(
+            anchor_tightening(
+                problem, layout, S5C_TIGHTEN_REFRESH if s5c_primal else 0.0
+            )
+            if tighten_on
+            else None
+        ),
         grid=grid_cuts,
         master_pool=master_pool,
         tighten_after=tighten_after,
