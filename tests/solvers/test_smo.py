@@ -364,3 +364,43 @@ def test_auto_smo_at_the_lower_threshold_matches_the_active_set() -> None:
     np.testing.assert_allclose(
         s_auto.dual.numpy(), s_pdas.dual.numpy(), rtol=1e-7, atol=1e-10
     )
+
+
+@pytest.mark.slow  # ~10 s under load
+def test_wide_faces_after_smo_go_to_the_staged_active_set(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # nursery's faces from SMO's point (~2300 free coordinates) are solved by the
+    # staged active set from its own starts; here the threshold is lowered to 4
+    import logging
+
+    import torchsvm.solvers.box_qp as box_qp
+
+    monkeypatch.setattr(box_qp, "_PDAS_WIDE_FACE", 4)
+    n = 256
+    X, y = _data(n, 4, seed=16)
+    counts = _counts(n, 25, seed=16)
+    prob = BatchedSvmProblem.from_bootstrap(
+        X, y, C_GRID, counts, kernel="rbf", gamma="scale"
+    )
+    assert use_smo(prob, None)
+    with caplog.at_level(logging.INFO, logger="torchsvm.solvers.box_qp"):
+        sol = BoxQpSolver(SolverConfig(tol=1e-8))(prob)
+    assert "the active set solves the" in caplog.text
+    assert bool(sol.converged.all())
+    K = compute_kernel(prob.X, kernel="rbf", gamma=prob.gamma)
+    Q = K * prob.y[:, None] * prob.y[None, :]
+    dual = sol.alpha.sum(1) - 0.5 * ((sol.alpha @ Q) * sol.alpha).sum(1)
+    reps = prob.index["rep_idx"].numpy()
+    Cs = prob.C.numpy()
+    for p in range(0, prob.n_problems, 17):
+        w = counts[reps[p]].astype(float)
+        keep = np.flatnonzero(w > 0)
+        svc = SVC(C=Cs[p], gamma=prob.gamma, tol=1e-8).fit(
+            X[keep], y[keep], sample_weight=w[keep]
+        )
+        a = np.zeros(n)
+        a[keep[svc.support_]] = np.abs(svc.dual_coef_[0])
+        at = torch.tensor(a)
+        ref = float(at.sum() - 0.5 * at @ Q.double() @ at)
+        assert abs(float(dual[p]) - ref) <= 1e-6 * max(1.0, abs(ref))
