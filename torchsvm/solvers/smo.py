@@ -70,7 +70,7 @@ _TAU = 1e-12
 # replicates, load ~10 (docs/benchmarks.md "S8 RBF ... batched SMO"): ionosphere n = 315
 # 31.6 s vs 67.2 s active set alone, breast-cancer n = 512 26.4-35.5 s vs 60.3-61.6 s,
 # biodeg n = 949 170 s vs > 400 s; S8 n = 5000 (220 problems) a tie; sonar n = 187
-# (1100 problems) slower (5.0 s vs 3.9 s). Up to 5000 since the active set alone
+# (1100 problems) slower (5.0 s vs 3.9 s). Up to 4500 since the active set alone
 # cycles on the RBF bootstrap folds of the probabilities run with n > 2000
 # (scripts/bench_rbf_fold.py, 11 C x 20 replicates, CPU s with / without the pre-pass):
 # churn (2579 distinct rows) 7.8 vs 24.5, spambase (n = 4140) 22.8 vs 80.0,
