@@ -26,7 +26,9 @@ Sections (each prints one line per instance and appends a JSON line to
   ``solve_csvm``; ``--csvm-report-oa`` also times the runner's former call
   (``solve_convex_miqp`` from the batched-S1 start). ``--csvm-pool 0 8`` times ours
   without and with polishing each master's pool of improving solutions
-  (``solve_csvm(master_pool=)``).
+  (``solve_csvm(master_pool=)``). ``--csvm-anchor-lps on auto`` times ours with
+  and without one LP per floor member for its big-M in the anchor tightening
+  (``solve_csvm(anchor_lps=)``; ``auto`` takes the big-M from the box of ``(w, b)``).
 - ``wisconsin``: feature selection on Wisconsin (398 training rows: stratified 70 %,
   ``random_state=0``, standardised), floors 0.85 with Hoeffding alpha 0.05, both
   engines with the same time limit (300 s). Target: our proven gap <= SCIP's.
@@ -230,28 +232,33 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
         tightens = sorted(set(args.csvm_tighten), key=list(_ROUNDING).index)
         grids = sorted(set(args.csvm_grid), key=list(_ROUNDING).index)
         pools = list(dict.fromkeys(args.csvm_pool))
+        lpss = sorted(set(args.csvm_anchor_lps), key=list(_ROUNDING).index)
         # settings "local_search", "local_search/tighten_anchors" (the latter when
         # more than one tighten_anchors value is timed), with "/grid_cuts" appended
         # when more than one grid_cuts value is timed and "/pool<k>" when more than
-        # one master_pool value is; the last is "ours"
+        # one master_pool value is and "/lps-<v>" when more than one anchor_lps value
+        # is; the last is "ours"
         settings = [
             (
                 search,
                 tighten,
                 grid,
                 pool,
+                lps,
                 (search if len(tightens) == 1 else f"{search}/{tighten}")
                 + ("" if len(grids) == 1 else f"/{grid}")
-                + ("" if len(pools) == 1 else f"/pool{pool}"),
+                + ("" if len(pools) == 1 else f"/pool{pool}")
+                + ("" if len(lpss) == 1 else f"/lps-{lps}"),
             )
             for search in searches
             for tighten in tightens
             for grid in grids
             for pool in pools
+            for lps in lpss
         ]
         ls_runs: dict[str, list[dict[str, Any]]] = {lab: [] for *_, lab in settings}
         for _rep in range(args.csvm_repeats):
-            for search, tighten, grid, pool, label in settings:
+            for search, tighten, grid, pool, lps, label in settings:
                 # alternately; the last setting (the default, "auto") is "ours"
                 for rounding in roundings:
                     # "off" first: the last one (the default, "auto") is "ours"
@@ -264,6 +271,7 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
                         tighten_anchors=_ROUNDING[tighten],
                         grid_cuts=_ROUNDING[grid],
                         master_pool=pool,
+                        anchor_lps=_ROUNDING[lps],
                     )
                     t_ours = time.perf_counter() - t0
                     if rounding == "off" and len(roundings) > 1:
@@ -659,6 +667,14 @@ def main(argv: list[str] | None = None) -> int:
         default=[8],
         help="csvm section: solve_csvm(master_pool=) of ours (and of the report's "
         "call); '0 8' times both, alternately (0: no master's pool polished)",
+    )
+    ap.add_argument(
+        "--csvm-anchor-lps",
+        nargs="+",
+        choices=tuple(_ROUNDING),
+        default=["auto"],
+        help="csvm section: solve_csvm(anchor_lps=) of ours; 'on auto' times both "
+        "(alternately with the other settings; same SCIP reference)",
     )
     ap.add_argument(
         "--csvm-scip-start",

@@ -408,12 +408,16 @@ def test_local_search_value_is_checked() -> None:
         solve_csvm(p, MipConfig(time_limit=10), local_search="yes")
 
 
+@pytest.mark.parametrize("anchor_lps", [True, False])
 @pytest.mark.parametrize("tnr", [None, 0.5])
-def test_anchor_tightening_keeps_the_brute_force_optimum(tnr: float | None) -> None:
+def test_anchor_tightening_keeps_the_brute_force_optimum(
+    tnr: float | None, anchor_lps: bool
+) -> None:
     """solve_csvm(tighten_anchors=True) (bounded big-M, rows dropped) is exact.
 
     With a TPR floor only, the negative anchors are in no floor, so their rows can
-    be dropped; with both floors every anchor's big-M is bounded.
+    be dropped; with both floors every anchor's big-M is bounded, by an LP per
+    floor member (``anchor_lps=True``) or by the box of ``(w, b)`` alone.
     """
     X, y = make_data(7)
     p = CsvmProblem.from_data(
@@ -427,13 +431,49 @@ def test_anchor_tightening_keeps_the_brute_force_optimum(tnr: float | None) -> N
         hoeffding_alpha=None,
     )
     ref = brute_force_csvm(p, "primal")
-    sol = solve_csvm(p, MipConfig(time_limit=60), tighten_anchors=True)
+    sol = solve_csvm(
+        p, MipConfig(time_limit=60), tighten_anchors=True, anchor_lps=anchor_lps
+    )
     assert sol.status == "optimal"
     assert sol.objective == pytest.approx(ref, rel=1e-4, abs=1e-6)
     assert sol.bound <= sol.objective + 1e-9
 
 
-def test_anchor_tightening_master_keeps_its_optimum() -> None:
+@pytest.mark.parametrize("seed", range(6))
+def test_box_big_m_keeps_the_brute_force_optimum_on_random_instances(
+    seed: int,
+) -> None:
+    """The anchors' big-M from the box of ``(w, b)`` alone (``anchor_lps=False``)
+    never cuts the optimum: random small instances, both floors or one, against
+    brute force over every assignment."""
+    rng = np.random.default_rng(100 + seed)
+    n = 16
+    X = rng.normal(size=(n, 2))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=n) > 0, 1, -1)
+    y[:2], y[2:4] = 1, -1
+    anchor = np.zeros(n, dtype=bool)
+    anchor[rng.permutation(n)[: n // 2]] = True
+    tnr = 0.6 if seed % 2 else None
+    p = CsvmProblem.from_data(
+        X,
+        y,
+        anchor,
+        C=float(rng.uniform(1.0, 20.0)),
+        kernel="linear",
+        min_tpr=0.7,
+        min_tnr=tnr,
+        hoeffding_alpha=None,
+    )
+    ref = brute_force_csvm(p, "primal")
+    sol = solve_csvm(
+        p, MipConfig(time_limit=60), tighten_anchors=True, anchor_lps=False
+    )
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(ref, rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.parametrize("member_lps", [True, False])
+def test_anchor_tightening_master_keeps_its_optimum(member_lps: bool) -> None:
     """The tightened master has the master's optimum (HiGHS on both as the oracle).
 
     Under a cutoff above the master's optimum, the optimal point lies in the
@@ -467,7 +507,7 @@ def test_anchor_tightening_master_keeps_its_optimum() -> None:
     assert ref.status == "optimal"
     cutoff = oa.ub
     assert ref.objective <= cutoff
-    tight = anchor_tightening(p, layout)(master, cutoff, 30.0)
+    tight = anchor_tightening(p, layout, member_lps=member_lps)(master, cutoff, 30.0)
     assert tight.n_rows < master.n_rows  # negative anchors (no floor) dropped
     zc = layout.z.start + np.arange(layout.floor_idx.size)
     nI = layout.train_idx.size
@@ -495,6 +535,8 @@ def test_tighten_anchors_value_is_checked() -> None:
     )
     with pytest.raises(ValueError, match="tighten_anchors must be"):
         solve_csvm(p, MipConfig(time_limit=10), tighten_anchors="yes")
+    with pytest.raises(ValueError, match="anchor_lps must be"):
+        solve_csvm(p, MipConfig(time_limit=10), anchor_lps="yes")
     q = CsvmProblem.from_data(
         X, y, None, kernel="rbf", min_tpr=0.9, hoeffding_alpha=None, on_training=True
     )
@@ -541,6 +583,50 @@ def test_tighten_anchors_auto_from_more_than_tighten_min_int_anchors(
         with pytest.raises(Stop):
             solve_csvm(p, MipConfig(time_limit=30))
     assert seen[0] is None and callable(seen[1])
+
+
+def test_primal_s5_masters_get_s5_proof_options(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The primal S5 hands :data:`S5_PROOF_OPTIONS` to the outer approximation,
+    S5c its own, and the kernel form none; ``anchor_lps="auto"`` is the box alone
+    on S5 and the LPs on S5c."""
+    import torchsvm.mip.csvm as csvm_mod
+
+    seen: list[tuple[object, bool | None]] = []
+
+    class Stop(Exception):
+        pass
+
+    def fake(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(kwargs["proof_options"])
+        raise Stop
+
+    lps: list[bool] = []
+    real = csvm_mod.anchor_tightening
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        lps.append(kwargs["member_lps"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(csvm_mod, "solve_convex_miqp", fake)
+    monkeypatch.setattr(csvm_mod, "anchor_tightening", spy)
+    X, y = make_data(3, n=40)
+    anchors = np.arange(40) >= 20
+    for kernel, on_training in (("linear", False), ("linear", True), ("rbf", False)):
+        p = CsvmProblem.from_data(
+            X,
+            y,
+            None if on_training else anchors,
+            kernel=kernel,
+            min_tpr=0.5,
+            hoeffding_alpha=None,
+            on_training=on_training,
+        )
+        with pytest.raises(Stop):
+            solve_csvm(p, MipConfig(time_limit=30), tighten_anchors=kernel == "linear")
+    assert seen == [csvm_mod.S5_PROOF_OPTIONS, csvm_mod.S5C_PROOF_OPTIONS, None]
+    assert lps == [csvm_mod.S5_ANCHOR_LPS, True]
 
 
 @pytest.mark.parametrize("tnr", [None, 0.6])

@@ -205,9 +205,9 @@ def test_s5c_slack_bounds_kept_under_a_lower_cutoff_keep_the_optimum(
     calls: list[float] = []
     real = csvm_mod.anchor_tightening
 
-    def spy(problem, layout, refresh=0.0):  # type: ignore[no-untyped-def]
+    def spy(problem, layout, refresh=0.0, **kw):  # type: ignore[no-untyped-def]
         calls.append(refresh)
-        return real(problem, layout, refresh)
+        return real(problem, layout, refresh, **kw)
 
     monkeypatch.setattr(csvm_mod, "anchor_tightening", spy)
     monkeypatch.setattr(csvm_mod, "S5C_TIGHTEN_REFRESH", 10.0)

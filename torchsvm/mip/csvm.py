@@ -903,7 +903,10 @@ def _nearest_neighbour_order(D: np.ndarray) -> np.ndarray:
 
 
 def anchor_tightening(
-    problem: CsvmProblem, layout: CsvmLayout, refresh: float = 0.0
+    problem: CsvmProblem,
+    layout: CsvmLayout,
+    refresh: float = 0.0,
+    member_lps: bool = True,
 ) -> Callable[[MipModel, float, float], MipModel]:
     """Big-M of the anchor rows bounded under the cutoff (S5, primal form).
 
@@ -929,6 +932,11 @@ def anchor_tightening(
       about 0.62 to 0.47 s. The looser box of the LP without anchor and floor rows
       (b in [-2.14, 1.38] instead of [-0.83, 1.38]) did not speed it up (scratch,
       medians of 4 at load ~7; docs/benchmarks.md, "Linear CSVM: bounded w and b").
+    - ``member_lps=False``: no LP per floor member and no second box. Every anchor's
+      ``m_j`` (floor members too) is its minimum over the first box of ``(w, b)``
+      (``2 (d + 1)`` LPs in all), and that box bounds the ``w`` and ``b`` columns.
+      It is a superset of the polytope, so the bounds stay valid, only looser
+      (:data:`S5_ANCHOR_LPS` says where this is used and why).
 
     The LPs re-solve by the primal simplex: a change of costs keeps the last basis
     primal feasible (0.24 -> 0.15 s for the 86 LPs of that instance, same bounds).
@@ -1016,7 +1024,9 @@ def anchor_tightening(
         with np.errstate(invalid="ignore"):
             m_box = np.where(D != 0, D * lo_b, 0.0).sum(axis=1)
         m[~in_floor] = m_box[~in_floor]
-        for t in fm:
+        if not member_lps:
+            m[in_floor] = m_box[in_floor]
+        for t in fm if member_lps else ():
             left = t_end - time.perf_counter()
             if left <= 0:
                 break
@@ -1073,7 +1083,7 @@ def anchor_tightening(
             col_lower=col_lo,
             col_upper=col_up,
         )
-        if fresh and time.perf_counter() < t_end:
+        if member_lps and fresh and time.perf_counter() < t_end:
             # (w, b) over the tightened master's whole LP relaxation (anchor and
             # floor rows too): a subset of the box that bounded the M_j
             box = box_of(lp_of(lp_under_cutoff(out, cutoff), t_end), t_end)
@@ -1134,6 +1144,18 @@ LOCAL_SEARCH_MIN_INT = 300
 #: second, slower by the tightening's LPs.
 TIGHTEN_MIN_INT = 100
 
+#: ``anchor_lps="auto"`` on the primal S5: whether the anchor tightening solves one
+#: LP per floor member for its big-M (and bounds ``(w, b)`` again over the tightened
+#: master) instead of taking the big-M from the box of ``(w, b)`` alone
+#: (:func:`anchor_tightening`, ``member_lps``). Measured (scripts/sweep_csvm_master.py,
+#: docs/benchmarks.md, "MIP engine: linear CSVM, anchor big-M from the box alone and
+#: reliability branching at 2"), medians over HiGHS seeds: linear n = 400 of
+#: scripts/bench_mip.py (seeds 0-9) tightening 0.45 -> 0.07 s, first master's tree
+#: 337 -> 290 nodes, call 2.11 -> 1.46 s; n = 500 (seeds 0-4) 0.81 -> 0.09 s,
+#: 453 -> 567 nodes, call 3.83 -> 3.39 s. The LPs' tighter big-M did not buy a
+#: smaller tree.
+S5_ANCHOR_LPS = False
+
 #: ``tighten_anchors="auto"`` on the primal S5c bounds its slacks' big-M (and
 #: ``(w, b)``) only after a master has explored this many branch-and-bound nodes
 #: without it, and from then on. Why (Ctrl2's MIQPs replayed, docs/benchmarks.md,
@@ -1152,6 +1174,17 @@ S5C_TIGHTEN_AFTER = 1000
 #: hardest MIQPs replayed took 60.5 CPU s with it against 118.0 s without, and
 #: housing's pilot path 382 against 556 CPU s, side by side at load 7-10.
 S5C_PROOF_OPTIONS: dict[str, float | int | str | bool] = {"mip_pscost_minreliable": 8}
+
+#: HiGHS options over the outer approximation's proof mode for the primal S5's
+#: masters with a cutoff: reliability branching with 2 reliable pseudo-costs
+#: (a candidate is strong-branched until two of its branchings were seen) instead of
+#: 0. Measured (scripts/sweep_csvm_master.py, same section as
+#: :data:`S5_ANCHOR_LPS`), medians over HiGHS seeds, with the box-alone big-M: linear
+#: n = 400 (seeds 0-9) 290 -> 124 nodes, masters 1.02 -> 0.97 s; n = 200 and 500
+#: (seeds 0-4) 139 -> 50 and 567 -> 319 nodes in about the same time. At 8 (S5c's
+#: value) the n = 400 tree is smaller still (90 nodes), but the strong branching
+#: costs more than it saves (masters 1.30 s).
+S5_PROOF_OPTIONS: dict[str, float | int | str | bool] = {"mip_pscost_minreliable": 2}
 
 #: The primal S5c's slack bounds (:func:`anchor_tightening`) are computed again only
 #: when the cutoff has fallen by more than this share of it since they were computed
@@ -1182,6 +1215,7 @@ def solve_csvm(
     master_pool: int = 8,
     polish_incumbents: bool | str = "auto",
     repair: Sequence[CsvmSolution] = (),
+    anchor_lps: bool | str = "auto",
 ) -> CsvmSolution:
     """Solve the CSVM exactly by outer approximation, warm-started by sliding b.
 
@@ -1278,6 +1312,12 @@ def solve_csvm(
         :func:`repaired_assignment` (its members of highest margin until every
         floor is met), whose fixed-binary QP is polished before the first master.
         Incumbents and cuts only; the answer stays exact.
+    anchor_lps : bool or "auto"
+        With ``tighten_anchors``: bound each floor member's big-M by an LP of its
+        own and then ``(w, b)`` over the tightened master (``member_lps`` of
+        :func:`anchor_tightening`), or only by the box of ``(w, b)`` (``2 (d + 1)``
+        LPs). Both bounds are valid; the answer stays exact. ``auto``: the box
+        alone on S5 (:data:`S5_ANCHOR_LPS`), the LPs on S5c.
 
     Returns
     -------
@@ -1327,6 +1367,11 @@ def solve_csvm(
     )
     if tighten_on and layout.form != "primal":
         raise ValueError("tighten_anchors needs the primal form (linear kernel)")
+    if anchor_lps not in (True, False, "auto"):
+        raise ValueError(
+            f"anchor_lps must be True, False or 'auto', got {anchor_lps!r}"
+        )
+    lps_on = (s5c_primal or S5_ANCHOR_LPS) if anchor_lps == "auto" else bool(anchor_lps)
     # S5c under "auto": only once a master has run S5C_TIGHTEN_AFTER nodes untightened
     tighten_after = (
         S5C_TIGHTEN_AFTER if tighten_anchors == "auto" and s5c_primal else None
@@ -1392,7 +1437,10 @@ def solve_csvm(
         improve=floor_swaps(problem, layout) if search_on else None,
         tighten=(
             anchor_tightening(
-                problem, layout, S5C_TIGHTEN_REFRESH if s5c_primal else 0.0
+                problem,
+                layout,
+                S5C_TIGHTEN_REFRESH if s5c_primal else 0.0,
+                member_lps=lps_on,
             )
             if tighten_on
             else None
@@ -1400,7 +1448,13 @@ def solve_csvm(
         grid=grid_cuts,
         master_pool=master_pool,
         tighten_after=tighten_after,
-        proof_options=S5C_PROOF_OPTIONS if s5c_primal else None,
+        proof_options=(
+            S5C_PROOF_OPTIONS
+            if s5c_primal
+            else S5_PROOF_OPTIONS
+            if layout.form == "primal"
+            else None
+        ),
         polish=polish,
     )
     if res.status is SolveStatus.infeasible:
