@@ -18,6 +18,7 @@ from torchsvm.mip.subset_search import (
     fit_subsets,
     margin_point,
     screen_pairs,
+    screen_triples,
     separable_1d,
     separable_2d,
     separable_by_planes,
@@ -263,3 +264,119 @@ def test_no_feasible_pair_proves_three_features() -> None:
     assert res.cost == 3.0 and res.result.bound == 3.0
     model = build_selection_milp(X, y, p.tpr_floor, p.tnr_floor)
     assert check_feasible(model, res.result.x)[0]
+
+
+def _feasible_sets(
+    p: SelectionProblem, size: int, big_m: float
+) -> set[tuple[int, ...]]:
+    """Brute force: the subsets of ``size`` features whose (P1) MILP is feasible."""
+    model = build_selection_milp(p.X, p.y, p.tpr_floor, p.tnr_floor, big_m=big_m)
+    n, d = p.X.shape
+    out = set()
+    for S in itertools.combinations(range(d), size):
+        lo, up = model.col_lower.copy(), model.col_upper.copy()
+        off = np.setdiff1d(np.arange(d), S)
+        lo[off] = up[off] = 0.0
+        lo[d + 1 + n + off] = up[d + 1 + n + off] = 0.0
+        res = solve_model(
+            replace(model, c=np.zeros(model.n_cols), col_lower=lo, col_upper=up),
+            MipConfig(time_limit=60),
+        )
+        assert res.status in (SolveStatus.optimal, SolveStatus.infeasible)
+        if res.status is SolveStatus.optimal:
+            out.add(S)
+    return out
+
+
+def _strict_instance(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    # labels from four features; ties (a rounded column), a constant column and a
+    # twin of column 0
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(16, 7))
+    y = np.where(X[:, :4] @ np.array([1.0, -1.0, 0.7, 0.9]) > 0, 1.0, -1.0)
+    X[:, 4] = np.round(2 * X[:, 4]) / 2
+    X[:, 5] = 0.7
+    X[:, 6] = X[:, 0]
+    return X, y
+
+
+@pytest.mark.parametrize(("seed", "big_m"), [(6, 20.0), (9, 20.0), (8, 3.0), (1, 20.0)])
+def test_screen_triples_matches_brute_force(seed: int, big_m: float) -> None:
+    # every row kept: the triples it returns are exactly the (P1)-feasible ones
+    X, y = _strict_instance(seed)
+    p = SelectionProblem.from_data(X, y, 1.0, 1.0)
+    assert not _feasible_sets(p, 1, big_m)
+    assert not _feasible_sets(p, 2, big_m)  # its precondition
+    got = screen_triples(p, big_m)
+    assert got is not None
+    want = _feasible_sets(p, 3, big_m)
+    assert {tuple(map(int, r)) for r in got} == want
+    assert len(want) < 35
+    assert want or seed == 1  # seed 1: no feasible triple at all
+
+
+def test_screen_triples_settles_twin_columns_with_the_doubled_bound() -> None:
+    # y from x0 + x1; big-M below the weight w_0 needs but above half of it: the
+    # pair is infeasible, the triple with a twin of column 0 is feasible
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 5))
+    y = np.where(X[:, 0] + X[:, 1] > 0, 1.0, -1.0)
+    X[:, 0] *= 0.01  # w_0 must be about 100 times w_1: the bound binds on w_0 only
+    # min t: y_i (w . x_i + b) >= 1, |w_k| <= t (scipy's LP, an independent oracle)
+    A = np.hstack([-y[:, None] * X[:, :2], -y[:, None], np.zeros((60, 1))])
+    B = np.hstack(
+        [np.vstack([np.eye(2), -np.eye(2)]), np.zeros((4, 1)), -np.ones((4, 1))]
+    )
+    lp = linprog(
+        [0, 0, 0, 1.0],
+        A_ub=np.vstack([A, B]),
+        b_ub=np.concatenate([-np.ones(60), np.zeros(4)]),
+        bounds=[(None, None)] * 4,
+    )
+    big_m = 0.7 * lp.fun
+    X[:, 4] = X[:, 0]
+    p = SelectionProblem.from_data(X, y, 1.0, 1.0)
+    assert not _feasible_sets(p, 2, big_m)
+    got = {tuple(map(int, r)) for r in screen_triples(p, big_m)}
+    want = _feasible_sets(p, 3, big_m)
+    assert (0, 1, 4) in want
+    assert got == want
+
+
+def test_screen_triples_does_not_apply_when_a_row_may_drop() -> None:
+    X, y = _strict_instance(0)
+    assert screen_triples(SelectionProblem.from_data(X, y, 1.0, 0.6), 100.0) is None
+
+
+def test_no_feasible_triple_proves_four_features() -> None:
+    # labels from four features on 70 rows: no triple separates them, so the triple
+    # screen's bound 4 meets the local search's incumbent without the full MILP
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(70, 12))
+    y = np.where(X[:, :4] @ np.array([1.0, 0.9, -0.8, 1.1]) > 0, 1.0, -1.0)
+    p = SelectionProblem.from_data(X, y, 1.0, 1.0)
+    assert screen_triples(p, 100.0).shape[0] == 0
+    res = solve_feature_selection(
+        X, y, 1.0, 1.0, config=MipConfig(time_limit=60), method="milp"
+    )
+    assert res.status is SolveStatus.optimal
+    assert res.cost == 4.0 and res.result.bound == 4.0
+    assert "no 3 features" in res.result.message or "triple" in res.result.message
+    model = build_selection_milp(X, y, p.tpr_floor, p.tnr_floor)
+    assert check_feasible(model, res.result.x)[0]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_screen_triples_near_separable_matches_brute_force(seed: int) -> None:
+    # labels from three features plus a little noise: many octants stay open after
+    # the octant test and go through the cone cover; no constant or twin columns, so
+    # the answer is exact without the pair precondition
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(40, 8))
+    y = np.where(X[:, :3].sum(1) + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    X[:, 3] = X[:, 0] + X[:, 1] + 0.2 * rng.normal(size=40)
+    p = SelectionProblem.from_data(X, y, 1.0, 1.0)
+    got = {tuple(map(int, r)) for r in screen_triples(p, 100.0)}
+    assert got == _feasible_sets(p, 3, 100.0)

@@ -83,6 +83,7 @@ from torchsvm.mip.subset_search import (
     fit_subsets,
     margin_point,
     screen_pairs,
+    screen_triples,
     separable_1d,
     separable_2d,
     separable_by_planes,
@@ -327,7 +328,9 @@ def solve_feature_selection(
        ``max_enumerate`` features (or ``method="milp"``), first the exact size screens
        (``_SubsetSearch.screen``: the 1-D test refutes single features and, when one
        class must keep every row, :func:`~torchsvm.mip.subset_search.screen_pairs`
-       refutes pairs), then an LP-priced forward selection with a swap descent whose
+       refutes pairs, and when no row of either class may be dropped,
+       :func:`~torchsvm.mip.subset_search.screen_triples` settles every triple), then
+       an LP-priced forward selection with a swap descent whose
        sets are checked by (P1) restricted to them (``_SubsetSearch.local_search``);
        an incumbent at the proven size bound is optimal at once. Where that found no
        incumbent, or with few features: linear SVMs on candidate subsets fitted as one
@@ -345,7 +348,8 @@ def solve_feature_selection(
        which also returns the cheapest feasible subset inside ``S``. Otherwise
        (``method="milp"`` or many features) the full (P1) is solved by HiGHS from the
        heuristic start, with ``sum delta >= 2`` added when no single feature meets the
-       floors (exact 1-D test), ``>= 3`` when no pair does either.
+       floors (exact 1-D test), ``>= 3`` when no pair does either, ``>= 4`` when no
+       triple does.
 
     ``config.time_limit`` bounds the whole call, heuristics included. A stopped call
     returns the incumbent with its proven gap and a
@@ -939,12 +943,13 @@ class _SubsetSearch:
             dead[j] |= thr == math.inf or cost[j] < thr - tol
 
     def screen(self) -> int:
-        """Smallest selection size not yet refuted: 0, 2 or 3 (``self.min_size``).
+        """Smallest selection size not yet refuted: 0, 2, 3 or 4 (``self.min_size``).
 
         2 when the exact 1-D test refutes every single feature, 3 when
         :func:`screen_pairs` also refutes every pair (it may take half of the
-        remaining time: where it applies, the MILP's bound rarely passes 2); its
-        pairs that meet the floors are offered as incumbents.
+        remaining time: where it applies, the MILP's bound rarely passes 2), 4 when
+        :func:`screen_triples` (no row may be dropped) also refutes every triple; the
+        pairs and triples that meet the floors are offered as incumbents.
         """
         self.min_size = 0
         single = self._single
@@ -956,7 +961,33 @@ class _SubsetSearch:
         pairs = self._pairs()
         if pairs is not None and pairs.shape[0] == 0:
             self.min_size = 3
+            triples = self._triples()
+            if triples is not None and triples.shape[0] == 0:
+                self.min_size = 4
         return self.min_size
+
+    def _triples(self) -> np.ndarray | None:
+        """Triples of features that meet the floors (:func:`screen_triples`), offered
+        as incumbents (the cheapest 8, by (P1) restricted to each).
+
+        Called once every pair is refuted; None when the screen does not apply (a row
+        may be dropped) or ran out of its share (half the remaining time); an empty
+        array proves that no triple meets the floors.
+        """
+        deadline = time.perf_counter() + 0.5 * max(0.0, self.remaining())
+        triples = screen_triples(self.problem, self.big_m, deadline=deadline)
+        if triples is None:
+            return None
+        order = np.argsort(self.costs[triples].sum(1), kind="stable")
+        for t in triples[order][:8]:
+            if self.costs[t].sum() >= self.best_cost - 1e-9 or self.remaining() <= 0:
+                break
+            if self._subset_point([int(k) for k in t]) is not None:
+                self.msgs.append(f"features {', '.join(map(str, t))} meet the floors")
+        self.msgs.append(
+            f"{triples.shape[0]} triples of features pass the exact triple test"
+        )
+        return triples
 
     def _pairs(self) -> np.ndarray | None:
         """Pairs of features that meet the floors (:func:`screen_pairs`), as incumbents.

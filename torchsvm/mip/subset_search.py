@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
+from itertools import combinations, product
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,6 +43,7 @@ __all__ = [
     "fit_subsets",
     "margin_point",
     "screen_pairs",
+    "screen_triples",
     "separable_2d",
     "separable_by_planes",
     "threshold_start",
@@ -453,15 +455,24 @@ def _pair_lp(problem: SelectionProblem, k: int, l: int, big_m: float) -> bool:
     ``y_i (w_k x_ik + w_l x_il + b) >= 1`` for all rows, ``|w| <= big_m``; anything
     but a proven infeasibility counts as feasible (the safe side of a refutation).
     """
-    X, y = problem.X[:, [k, l]], problem.y
-    n = X.shape[0]
+    return _subset_lp(problem, np.array([k, l]), np.full(2, float(big_m)))
+
+
+def _subset_lp(
+    problem: SelectionProblem, feats: np.ndarray, bounds: np.ndarray
+) -> bool:
+    """Whether ``y_i (w . x_i[feats] + b) >= 1`` on every row has a solution with
+    ``|w_j| <= bounds[j]`` (an LP; anything but a proven infeasibility counts as
+    feasible)."""
+    X, y = problem.X[:, feats], problem.y
+    n, k = X.shape
     model = MipModel(
-        c=np.zeros(3),
+        c=np.zeros(k + 1),
         A=sp.csr_array(np.hstack([y[:, None] * X, y[:, None]])),
         row_lower=np.ones(n),
         row_upper=np.full(n, np.inf),
-        col_lower=np.array([-big_m, -big_m, -np.inf]),
-        col_upper=np.array([big_m, big_m, np.inf]),
+        col_lower=np.concatenate([-bounds, [-np.inf]]),
+        col_upper=np.concatenate([bounds, [np.inf]]),
     )
     try:
         res = solve_model(model, MipConfig(time_limit=10.0))
@@ -472,6 +483,270 @@ def _pair_lp(problem: SelectionProblem, k: int, l: int, big_m: float) -> bool:
 
 #: Largest bit-mask array (uint64 words) :func:`screen_pairs` builds.
 _MAX_MASK_WORDS = 20_000_000
+
+
+def _pack_bits(M: np.ndarray) -> np.ndarray:
+    """bool ``(r, c)`` -> uint64 ``(r, ceil(c / 64))``; bit ``i`` of word ``w`` is
+    column ``64 w + i``."""
+    r, c = M.shape
+    pad = np.zeros((r, -(-c // 64) * 64), dtype=bool)
+    pad[:, :c] = M
+    return np.packbits(pad, axis=1, bitorder="little").view("<u8")
+
+
+def screen_triples(
+    problem: SelectionProblem,
+    big_m: float,
+    deadline: float | None = None,
+    n_bytes: int = 16,
+    depth: int = 3,
+    max_open: int = 5_000_000,
+) -> np.ndarray | None:
+    """The feature triples that meet both floors when no row may be dropped.
+
+    Applies when neither class may drop a row (both floors capped at 1, or short of
+    1 by less than one row) and must be called only once every single feature and
+    every pair of features is refuted for (P1) with this ``big_m`` (the exact 1-D
+    test and :func:`screen_pairs`). A (P1) point on a triple then has
+    ``u . D_j >= 2`` for every difference ``D_j = h - o`` of a positive row ``h``
+    and a negative row ``o`` (``u = w`` on the triple), with ``|u_k| <= M``, so
+    ``||u||_1 <= 3M``. Steps, all exact:
+
+    1. Reduction. A constant column only shifts ``b``: a triple holding one is as
+       feasible as its other two features (refuted). Identical columns ``k, k'``
+       add up, ``w_k + w_k'`` with bound ``2M``: a triple holding both is the pair
+       of ``k`` and the third feature with ``|w_k| <= 2M``, checked here (quadrant
+       test, then the LP), and the other triples go through one column per class.
+    2. Octant test (bit masks over the ``D_j``, big-M free): if ``u`` lies in the
+       closed octant of signs ``sigma``, a ``D_j`` with ``sigma_i D_ji <= 0`` on all
+       three features has ``u . D_j <= 0``. A triple with a ``D_j`` in every octant is
+       refuted. Pairs of features ``(k, l)`` and a quadrant give the set ``Q`` of
+       ``D_j`` violating on both; a table over the ``n_bytes`` fullest bytes of ``Q``
+       lists the third features ``m`` that could leave the octant open, and those
+       candidates get the test on every ``D_j``.
+    3. Cone cover of each open octant: a cone spanned by rays ``r_1, r_2, r_3`` is
+       refuted when one ``D_j`` has ``r_i . D_j <= tau ||r_i||_1`` on all three
+       rays (then ``u . D_j <= tau ||u||_1 <= 3 M tau < 2`` on the cone, with
+       ``tau = 1 / (6M)``). The octant is split at its edges' midpoints into 4
+       cones, recursively to ``depth`` (the first split on bool arrays, then
+       floats).
+    4. The triples of the octants left get (P1)'s LP on the triple (margin 1 on
+       every row, ``|w_k| <= big_m``; HiGHS proves infeasibility).
+
+    Parameters
+    ----------
+    problem : SelectionProblem
+    big_m : float
+        ``M3`` of (P1).
+    deadline : float, optional
+        ``time.perf_counter()`` value; past it the screen gives up (None).
+    n_bytes : int
+        Bytes of ``Q`` the table of step 2 uses.
+    depth : int
+        Splits of step 3.
+    max_open : int
+        Give up (None) when more octants than this stay open after step 2.
+
+    Returns
+    -------
+    ndarray of shape (m, 3) or None
+        Every triple ``k < l < m`` on which (P1)'s LP is feasible, in lexicographic
+        order (empty: no triple of features meets the floors), or None when the
+        screen does not apply (a row may be dropped, or the masks would be too
+        large) or gave up.
+    """
+    X, y, v = problem.X, problem.y, problem.v
+    n, d = X.shape
+    pos = y > 0
+    M = float(big_m)
+    for cls, need in ((pos, problem.need_pos), (~pos, problem.need_neg)):
+        if need <= 0 or not cls.any():
+            return None
+        if v[cls].sum() - need >= v[cls].min() - 1e-9:
+            return None  # this class may drop a row: not the strict case
+    H, O = X[pos], X[~pos]
+    J = H.shape[0] * O.shape[0]
+    # step 1: one column per class of identical non-constant columns
+    live = np.flatnonzero(np.ptp(X, axis=0) > 0)
+    _, first, inv = np.unique(
+        X[:, live], axis=1, return_index=True, return_inverse=True
+    )
+    inv = np.asarray(inv).reshape(-1)
+    order = np.argsort(first)  # classes in the order of their first column
+    reps = live[first[order]]
+    members = [live[inv == c] for c in order]
+    dr = reps.size
+    nw = -(-J // 64)
+    if 2 * dr * nw + 2 * 8 * nw * 256 * (-(-dr // 64)) > _MAX_MASK_WORDS:
+        return None
+    D = (H[:, None, reps] - O[None, :, reps]).reshape(J, dr)
+    tau = 1.0 / (6.0 * M)
+    if not 1e-12 * max(1.0, float(np.abs(D).max())) < tau:
+        return None  # rounding could exceed the cover's tolerance
+    # rows of D in a fixed pseudo-random order: the bytes of step 2 sample them
+    D = D[np.random.default_rng(0).permutation(J)]
+    # Vp[r][k]: bits over j of "D_jk violates sign r of u_k" (0: u_k >= 0, D_jk <= 0)
+    Vp = [_pack_bits((D <= 0).T), _pack_bits((D >= 0).T)]
+    found: list[tuple[int, int, int]] = []
+    # triples with two identical columns: the pair with the doubled bound
+    for c, mem in enumerate(members):
+        if mem.size < 2:
+            continue
+        others = np.delete(np.arange(dr), c)
+        open_ = np.zeros(others.size, dtype=bool)
+        for s in (0, 1):
+            for t in (0, 1):
+                open_ |= ~np.any(Vp[s][c][None, :] & Vp[t][others], axis=1)
+        for o in others[open_]:
+            if deadline is not None and time.perf_counter() > deadline:
+                return None
+            if _subset_lp(problem, np.array([reps[c], reps[o]]), np.array([2 * M, M])):
+                for a, b in combinations(mem, 2):
+                    for e in members[o]:
+                        found.append(tuple(sorted((int(a), int(b), int(e)))))
+    if dr < 3:
+        inst = np.zeros((0, 4), dtype=np.int64)
+    else:
+        inst = _open_octants(Vp, dr, n_bytes, deadline, max_open)
+    if inst is None:
+        return None
+    alive = _cover_octants(D, inst, tau, depth, deadline)
+    if alive is None:
+        return None
+    cand = np.unique(inst[alive, :3], axis=0)
+    for k, l, m in cand:
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        if _subset_lp(problem, reps[[k, l, m]], np.full(3, M)):
+            # the same columns: every choice of one member per class
+            for t in product(members[k], members[l], members[m]):
+                found.append(tuple(sorted(int(f) for f in t)))
+    if not found:
+        return np.zeros((0, 3), dtype=np.int64)
+    return np.unique(np.array(found, dtype=np.int64), axis=0)
+
+
+def _open_octants(
+    Vp: list[np.ndarray],
+    d: int,
+    n_bytes: int,
+    deadline: float | None,
+    max_open: int,
+) -> np.ndarray | None:
+    """Step 2 of :func:`screen_triples`: rows ``(k, l, m, octant)``, ``k < l < m``,
+    of the octants that no ``D_j`` refutes (octant bits: sign of ``u_k``, ``u_l``,
+    ``u_m``, 1 for ``<= 0``); None past the deadline or above ``max_open``."""
+    Vb = [V.view(np.uint8) for V in Vp]  # (d, bytes)
+    nb = Vb[0].shape[1]
+    n_bytes = min(n_bytes, nb)
+    # tab[r, c, q]: bits over m of the features whose byte c of Vb[r] misses q
+    q = np.arange(256, dtype=np.uint8)
+    tab = np.stack(
+        [
+            np.stack(
+                [_pack_bits((Vb[r][None, :, c] & q[:, None]) == 0) for c in range(nb)]
+            )
+            for r in (0, 1)
+        ]
+    )
+    above = _pack_bits(np.arange(d)[None, :] > np.arange(d)[:, None])  # m > l
+    out: list[np.ndarray] = []
+    n_open = 0
+    for k in range(d - 2):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        L = np.arange(k + 1, d - 1)
+        for s in (0, 1):
+            for t in (0, 1):
+                Qb = Vb[s][k][None, :] & Vb[t][L]  # (l, bytes)
+                cs = np.argpartition(np.bitwise_count(Qb), nb - n_bytes, axis=1)
+                cs = cs[:, nb - n_bytes :]
+                qs = np.take_along_axis(Qb, cs, axis=1)
+                for r in (0, 1):
+                    cand = above[L]
+                    for i in range(n_bytes):
+                        cand &= tab[r, cs[:, i], qs[:, i]]
+                    rows = np.flatnonzero(cand.any(axis=1))
+                    if rows.size == 0:
+                        continue
+                    bits = np.unpackbits(
+                        cand[rows].view(np.uint8), axis=1, bitorder="little"
+                    )[:, :d]
+                    ri, mi = np.nonzero(bits)
+                    li = L[rows][ri]
+                    ok = ~np.any(Vp[s][k][None, :] & Vp[t][li] & Vp[r][mi], axis=1)
+                    if ok.any():
+                        oc = s | (t << 1) | (r << 2)
+                        m_ok = int(ok.sum())
+                        out.append(
+                            np.stack(
+                                [np.full(m_ok, k), li[ok], mi[ok], np.full(m_ok, oc)], 1
+                            )
+                        )
+                        n_open += m_ok
+                        if n_open > max_open:
+                            return None
+    return np.concatenate(out) if out else np.zeros((0, 4), dtype=np.int64)
+
+
+def _cover_octants(
+    D: np.ndarray,
+    inst: np.ndarray,
+    tau: float,
+    depth: int,
+    deadline: float | None,
+) -> np.ndarray | None:
+    """Step 3 of :func:`screen_triples`: which open octants ``inst`` the cone cover
+    leaves open (bool per row), or None past the deadline."""
+    DT = np.ascontiguousarray(D.T)
+    alive = np.zeros(inst.shape[0], dtype=bool)
+    for c0 in range(0, inst.shape[0], 2048):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        Ic = inst[c0 : c0 + 2048]
+        sg = 1.0 - 2.0 * ((Ic[:, 3:4] >> np.arange(3)) & 1)  # u >= 0 after the flip
+        A, B, C = (DT[Ic[:, i]] * sg[:, i : i + 1] for i in range(3))
+        # the first split: rays e_a, e_b, e_c and the midpoints (e_a + e_b) etc.
+        ab, ac, bc = A + B <= 2 * tau, A + C <= 2 * tau, B + C <= 2 * tau
+        ref = np.any(ab & ac & bc, axis=1)
+        ref &= np.any((A <= tau) & ab & ac, axis=1)
+        ref &= np.any((B <= tau) & ab & bc, axis=1)
+        ref &= np.any((C <= tau) & ac & bc, axis=1)
+        alive[c0 : c0 + Ic.shape[0]] = ~ref
+    idx = np.flatnonzero(alive)
+    for c0 in range(0, idx.size, 512):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        ii = idx[c0 : c0 + 512]
+        Ic = inst[ii]
+        sg = 1.0 - 2.0 * ((Ic[:, 3:4] >> np.arange(3)) & 1)
+        Dt = D[:, Ic[:, :3]].transpose(1, 0, 2) * sg[:, None, :]
+        rays = np.broadcast_to(np.eye(3), (ii.size, 3, 3)).copy()
+        alive[ii] = ~_cover(Dt, rays, depth, tau)
+    return alive
+
+
+def _cover(Dt: np.ndarray, rays: np.ndarray, depth: int, tau: float) -> np.ndarray:
+    """Whether each cone (rays ``rays[i]``, in the closed orthant ``u >= 0``) is
+    refuted by the ``D_j`` in ``Dt[i]`` (some ``j`` with ``r . D_j <= tau |r|_1``
+    on its three rays), splitting at the edges' midpoints ``depth`` times."""
+    viol = np.einsum("njc,nrc->nrj", Dt, rays) <= tau * rays.sum(2)[:, :, None]
+    ref = viol.all(1).any(1)
+    if depth == 0 or ref.all():
+        return ref
+    idx = np.flatnonzero(~ref)
+    R = rays[idx]
+    a, b, c = R[:, 0], R[:, 1], R[:, 2]
+    ab, bc, ac = 0.5 * (a + b), 0.5 * (b + c), 0.5 * (a + c)
+    allref = np.ones(idx.size, dtype=bool)
+    for S in ((a, ab, ac), (b, ab, bc), (c, ac, bc), (ab, bc, ac)):
+        live = np.flatnonzero(allref)
+        if live.size == 0:
+            break
+        sub = np.stack(S, 1)[live]
+        allref[live] &= _cover(Dt[idx[live]], sub, depth - 1, tau)
+    ref[idx] = allref
+    return ref
 
 
 def separable_by_planes(
