@@ -6,6 +6,8 @@ preprocesses them), the targets from the linear inner CV (``min{1, rate0 - slack
 and ``CostSensitiveFeatureSelector`` with Hoeffding alpha, big-M, C and time limit of
 ``configs/feature_selection.toml``. Prints one line per fold (size, status, proven
 bound and gap, seconds of the (P1) stage and of the fit) and the load average.
+With ``--triple-screen`` it runs only the exact triple screen on the fold's rows and
+floors and prints its counts and seconds.
 
 Usage::
 
@@ -36,6 +38,12 @@ def main() -> None:
     ap.add_argument("--dataset", default="gastrointestinal")
     ap.add_argument("--folds", type=int, nargs="+", default=[0])
     ap.add_argument("--time-limit", type=float, default=None)
+    ap.add_argument(
+        "--triple-screen",
+        action="store_true",
+        help="only run the exact triple screen (screen_triples) on each fold's (P1) "
+        "rows and floors and print its counts and seconds (no fit)",
+    )
     args = ap.parse_args()
 
     cfg = load_config(args.config)
@@ -57,6 +65,9 @@ def main() -> None:
         cv = fsx._inner_cv(X, y, "linear", cfg, cfg.protocol.seed + fold)
         p_tpr = min(1.0, max(0.0, cv["tpr"] - s.target_slack))
         p_tnr = min(1.0, max(0.0, cv["tnr"] - s.target_slack))
+        if args.triple_screen:
+            _triple_screen(args.dataset, fold, X, y, p_tpr, p_tnr, s.hoeffding_alpha)
+            continue
         est = CostSensitiveFeatureSelector(
             min_tpr=p_tpr,
             min_tnr=p_tnr,
@@ -89,6 +100,31 @@ def main() -> None:
         }
         print(json.dumps(rec), flush=True)
     print(f"load after: {os.getloadavg()}", flush=True)
+
+
+def _triple_screen(dataset, fold, X, y, p_tpr, p_tnr, alpha) -> None:
+    """Time :func:`screen_triples` alone on the fold (as the selector's floors)."""
+    from torchsvm.estimators._base import encode_binary
+    from torchsvm.experiments import feature_selection as fsx
+    from torchsvm.mip.subset_search import screen_triples
+    from torchsvm.problems.selection import SelectionProblem
+
+    _, y_pm = encode_binary(y, "CostSensitiveFeatureSelector")  # as its fit does
+    problem = SelectionProblem.from_data(X, y_pm, p_tpr, p_tnr, alpha)
+    stats: dict[str, float] = {}
+    t0 = time.perf_counter()
+    got = screen_triples(problem, fsx.BIG_M, stats=stats)
+    rec = {
+        "dataset": dataset,
+        "fold": fold,
+        "floors": [round(problem.tpr_floor, 4), round(problem.tnr_floor, 4)],
+        "features": int(X.shape[1]),
+        "triples": None if got is None else int(got.shape[0]),
+        "first": None if got is None or not got.size else got[0].tolist(),
+        "screen_s": round(time.perf_counter() - t0, 1),
+        **{k: round(v, 1) if isinstance(v, float) else v for k, v in stats.items()},
+    }
+    print(json.dumps(rec), flush=True)
 
 
 if __name__ == "__main__":

@@ -501,6 +501,7 @@ def screen_triples(
     n_bytes: int = 16,
     depth: int = 3,
     max_open: int = 1_000_000,
+    stats: dict[str, float] | None = None,
 ) -> np.ndarray | None:
     """The feature triples that meet both floors when no row may be dropped.
 
@@ -548,6 +549,11 @@ def screen_triples(
         Splits of step 3.
     max_open : int
         Give up (None) when more octants than this stay open after step 2.
+    stats : dict, optional
+        Filled with the columns kept by step 1 (``columns``), the octants open
+        after step 2 (``open``) and after step 3 (``covered_open``), the LPs of
+        step 4 (``lps``) and the seconds of steps 2-4 (``s_octants``, ``s_cover``,
+        ``s_lp``).
 
     Returns
     -------
@@ -606,16 +612,28 @@ def screen_triples(
                 for a, b in combinations(mem, 2):
                     for e in members[o]:
                         found.append(tuple(sorted((int(a), int(b), int(e)))))
+    st = {} if stats is None else stats
+    st["columns"] = dr
+    t0 = time.perf_counter()
     if dr < 3:
         inst = np.zeros((0, 4), dtype=np.int64)
     else:
         inst = _open_octants(Vp, dr, n_bytes, deadline, max_open)
     if inst is None:
         return None
+    t1 = time.perf_counter()
     alive = _cover_octants(D, inst, tau, depth, deadline)
     if alive is None:
         return None
     cand = np.unique(inst[alive, :3], axis=0)
+    t2 = time.perf_counter()
+    st.update(
+        open=inst.shape[0],
+        covered_open=int(alive.sum()),
+        lps=cand.shape[0],
+        s_octants=t1 - t0,
+        s_cover=t2 - t1,
+    )
     for k, l, m in cand:
         if deadline is not None and time.perf_counter() > deadline:
             return None
@@ -623,6 +641,7 @@ def screen_triples(
             # the same columns: every choice of one member per class
             for t in product(members[k], members[l], members[m]):
                 found.append(tuple(sorted(int(f) for f in t)))
+    st["s_lp"] = time.perf_counter() - t2
     if not found:
         return np.zeros((0, 3), dtype=np.int64)
     return np.unique(np.array(found, dtype=np.int64), axis=0)
