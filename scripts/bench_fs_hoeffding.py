@@ -110,7 +110,9 @@ def _triple_screen(dataset, fold, X, y, p_tpr, p_tnr, alpha) -> None:
     from torchsvm.problems.selection import SelectionProblem
 
     _, y_pm = encode_binary(y, "CostSensitiveFeatureSelector")  # as its fit does
-    problem = SelectionProblem.from_data(X, y_pm, p_tpr, p_tnr, alpha)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the capped floors' warning, as in the fit
+        problem = SelectionProblem.from_data(X, y_pm, p_tpr, p_tnr, alpha)
     stats: dict[str, float] = {}
     t0 = time.perf_counter()
     got = screen_triples(problem, fsx.BIG_M, stats=stats)
