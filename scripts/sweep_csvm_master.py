@@ -16,7 +16,9 @@ Settings (``--settings``, any of):
 - ``box-r0``: the big-M from the box of ``(w, b)`` alone (``anchor_lps=False``),
   reliability 0;
 - ``box-rK``, ``lps-rK``: the same with ``mip_pscost_minreliable = K`` (``box-r2`` is
-  the default now: ``S5_ANCHOR_LPS = False``, ``S5_PROOF_OPTIONS``).
+  the default now: ``S5_ANCHOR_LPS = False``, ``S5_PROOF_OPTIONS``);
+- a suffix ``-highs`` or ``-ipm``: ``solve_csvm(qp_solver=)`` for the outer
+  approximation's QPs (none: the default).
 
 The reliability is set through ``torchsvm.mip.csvm.S5_PROOF_OPTIONS`` for the call.
 Run with ``OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE PYTHONPATH=. python
@@ -42,13 +44,14 @@ import torchsvm.mip.csvm as csvm_mod  # noqa: E402
 import torchsvm.mip.outer_approx as oa_mod  # noqa: E402
 from torchsvm.mip.model import MipConfig, MipModel  # noqa: E402
 
-_SETTING = re.compile(r"^(lps|box)-r(\d+)$")
+_SETTING = re.compile(r"^(lps|box)-r(\d+)(-highs|-ipm)?$")
 
 
 def _solve(n: int, setting: str, seed: int) -> dict[str, Any]:
     m = _SETTING.match(setting)
     assert m is not None
     lps, rel = m.group(1) == "lps", int(m.group(2))
+    qp = {} if m.group(3) is None else {"qp_solver": m.group(3)[1:]}
     masters: list[tuple[float, int]] = []
     tight: list[float] = []
     orig_run = oa_mod.OuterApproximation._run_master
@@ -87,7 +90,7 @@ def _solve(n: int, setting: str, seed: int) -> dict[str, Any]:
         p = _csvm_problem("linear", n)
         cfg = MipConfig(time_limit=300, mip_rel_gap=1e-4)
         t0 = time.perf_counter()
-        sol = csvm_mod.solve_csvm(p, cfg, anchor_lps=lps)
+        sol = csvm_mod.solve_csvm(p, cfg, anchor_lps=lps, **qp)
         total = time.perf_counter() - t0
     finally:
         oa_mod.OuterApproximation._run_master = orig_run  # type: ignore[method-assign]
@@ -117,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     for s in args.settings:
         if not _SETTING.match(s):
-            ap.error(f"setting {s!r} is not lps-rK or box-rK")
+            ap.error(f"setting {s!r} is not lps-rK or box-rK (-highs, -ipm)")
     print(f"load average {os.getloadavg()}", flush=True)
     csvm_mod.solve_csvm(_csvm_problem("linear", 60), MipConfig(time_limit=60))
     for n in args.linear_sizes:

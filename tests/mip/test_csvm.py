@@ -588,18 +588,21 @@ def test_tighten_anchors_auto_from_more_than_tighten_min_int_anchors(
 def test_primal_s5_masters_get_s5_proof_options(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The primal S5 hands :data:`S5_PROOF_OPTIONS` to the outer approximation,
-    S5c its own, and the kernel form none; ``anchor_lps="auto"`` is the box alone
+    """The primal S5 hands :data:`S5_PROOF_OPTIONS` and :data:`S5_QP_SOLVER` to the
+    outer approximation, S5c its own options and the interior point, and the kernel
+    form no options and the interior point; ``anchor_lps="auto"`` is the box alone
     on S5 and the LPs on S5c."""
     import torchsvm.mip.csvm as csvm_mod
 
-    seen: list[tuple[object, bool | None]] = []
+    seen: list[object] = []
+    qps: list[str] = []
 
     class Stop(Exception):
         pass
 
     def fake(*args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(kwargs["proof_options"])
+        qps.append(kwargs["qp_solver"])
         raise Stop
 
     lps: list[bool] = []
@@ -627,6 +630,9 @@ def test_primal_s5_masters_get_s5_proof_options(
             solve_csvm(p, MipConfig(time_limit=30), tighten_anchors=kernel == "linear")
     assert seen == [csvm_mod.S5_PROOF_OPTIONS, csvm_mod.S5C_PROOF_OPTIONS, None]
     assert lps == [csvm_mod.S5_ANCHOR_LPS, True]
+    assert qps == [csvm_mod.S5_QP_SOLVER, "ipm", "ipm"]
+    with pytest.raises(ValueError, match="qp_solver must be"):
+        solve_csvm(p, MipConfig(time_limit=10), qp_solver="cplex")
 
 
 @pytest.mark.parametrize("tnr", [None, 0.6])

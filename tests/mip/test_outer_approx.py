@@ -248,6 +248,37 @@ def test_oa_highs_qp_option_matches_ipm() -> None:
         solve_convex_miqp(model, qp_solver="cplex")
 
 
+@pytest.mark.parametrize("how", ["raises", "error"])
+def test_highs_qp_failure_falls_back_to_the_interior_point(
+    how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``qp_solver="highs"``: a HiGHS QP that raises or reports an error is solved
+    again by the interior point, which gives the brute-force optimum here."""
+    import torchsvm.mip.outer_approx as oa_mod
+    from torchsvm.exceptions import SolverError
+    from torchsvm.mip.model import MipResult
+
+    real = oa_mod.solve_highs
+    failed: list[bool] = []
+
+    def failing(model, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if model.Q is None:  # the masters (MILPs) run as usual
+            return real(model, *args, **kwargs)
+        failed.append(True)
+        if how == "raises":
+            raise SolverError("HiGHS failed with model status Solve error")
+        return MipResult(
+            SolveStatus.error, None, math.nan, -math.inf, math.inf, 0.0, message="x"
+        )
+
+    monkeypatch.setattr(oa_mod, "solve_highs", failing)
+    model = random_miqp(3)
+    res = solve_convex_miqp(model, MipConfig(time_limit=60), qp_solver="highs")
+    assert failed
+    assert res.status is SolveStatus.optimal
+    assert res.objective == pytest.approx(brute_force(model), rel=1e-5, abs=1e-6)
+
+
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_oa_matches_scip_on_csvm(kernel: str) -> None:
     """The CSVM MIQP (kernel form for RBF) solved by OA and by the SCIP oracle."""

@@ -1186,6 +1186,16 @@ S5C_PROOF_OPTIONS: dict[str, float | int | str | bool] = {"mip_pscost_minreliabl
 #: costs more than it saves (masters 1.30 s).
 S5_PROOF_OPTIONS: dict[str, float | int | str | bool] = {"mip_pscost_minreliable": 2}
 
+#: ``qp_solver="auto"`` on the primal S5: the outer approximation's QPs (start
+#: polish, relaxation, each master's assignment) by the HiGHS QP, the interior point
+#: where it fails. Measured (scripts/sweep_csvm_master.py, same section as
+#: :data:`S5_ANCHOR_LPS`): on linear n = 400 of scripts/bench_mip.py the call's
+#: time outside the masters and the tightening fell from 0.28-0.46 s to 0.13-0.20 s
+#: over HiGHS seeds 0-9 (3 QPs of about 0.08 s each by the interior point, 0.01-0.03
+#: s by HiGHS). S5c and the kernel form keep the interior point: the HiGHS QP failed
+#: on an S5c relaxation (n = 512, d = 30) and was not measured on the kernel form.
+S5_QP_SOLVER = "highs"
+
 #: The primal S5c's slack bounds (:func:`anchor_tightening`) are computed again only
 #: when the cutoff has fallen by more than this share of it since they were computed
 #: (0: at every drop). Bounds under a higher cutoff stay valid, only looser. Measured
@@ -1207,7 +1217,7 @@ def solve_csvm(
     lower_bound: float | None = None,
     cut_points: np.ndarray | None = None,
     s1_solver: str = "auto",
-    qp_solver: str = "ipm",
+    qp_solver: str = "auto",
     round_relaxation: bool | str = "auto",
     local_search: bool | str = "auto",
     tighten_anchors: bool | str = "auto",
@@ -1254,10 +1264,12 @@ def solve_csvm(
         equal to 7e-7; the S1 fit was most of the 0.8-1.7 s solve). The start only
         seeds the outer approximation, whose answer is exact either way. Pass ``s1``
         (e.g. a row of a GPU batch) to use the batched solver's fit.
-    qp_solver : {"ipm", "ipm-dense", "ipm-sparse", "highs"}
+    qp_solver : {"auto", "ipm", "ipm-dense", "ipm-sparse", "highs"}
         Solver of the outer approximation's QPs
-        (:func:`~torchsvm.mip.outer_approx.solve_convex_miqp`); the default picks the
-        interior point's sparse Newton system for the primal form.
+        (:func:`~torchsvm.mip.outer_approx.solve_convex_miqp`; ``highs`` falls back
+        to the interior point where the HiGHS QP fails). ``auto``: ``highs`` on the
+        primal S5 (:data:`S5_QP_SOLVER`), else ``ipm`` (whose ``linalg="auto"``
+        picks the sparse Newton system for the primal form).
     round_relaxation : bool or "auto"
         Polish the continuous relaxation rounded to the floors
         (:func:`floor_rounding`) as a further incumbent. It changes no bound and
@@ -1333,6 +1345,11 @@ def solve_csvm(
     config = MipConfig() if config is None else config
     t0 = time.perf_counter()
     deadline = t0 + config.time_limit
+    if qp_solver not in ("auto", "ipm", "ipm-dense", "ipm-sparse", "highs"):
+        raise ValueError(
+            "qp_solver must be 'auto', 'ipm', 'ipm-dense', 'ipm-sparse' or 'highs', "
+            f"got {qp_solver!r}"
+        )
     if round_relaxation not in (True, False, "auto"):
         raise ValueError(
             f"round_relaxation must be True, False or 'auto', got {round_relaxation!r}"
@@ -1367,6 +1384,9 @@ def solve_csvm(
     )
     if tighten_on and layout.form != "primal":
         raise ValueError("tighten_anchors needs the primal form (linear kernel)")
+    if qp_solver == "auto":
+        primal_s5 = layout.form == "primal" and not problem.on_training
+        qp_solver = S5_QP_SOLVER if primal_s5 else "ipm"
     if anchor_lps not in (True, False, "auto"):
         raise ValueError(
             f"anchor_lps must be True, False or 'auto', got {anchor_lps!r}"

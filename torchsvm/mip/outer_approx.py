@@ -551,9 +551,34 @@ class OuterApproximation:
         """
         lifted, config = self.lifted, self.config
         if self.qp_solver == "highs":
-            return solve_highs(
-                lifted.qp_model(z), config, time_limit=time_limit, warn=False
-            )
+            # the HiGHS QP; where it fails ("Solve error", seen on an S5c relaxation
+            # with n = 512, d = 30), the interior point with what is left
+            t_highs = time.perf_counter()
+            try:
+                hres = solve_highs(
+                    lifted.qp_model(z), config, time_limit=time_limit, warn=False
+                )
+            except SolverError as err:
+                logger.info(
+                    "HiGHS QP failed (%s); retrying with the interior point", err
+                )
+            else:
+                if hres.status not in (SolveStatus.error, SolveStatus.not_solved):
+                    return hres
+                logger.info(
+                    "HiGHS QP: %s; retrying with the interior point", hres.message
+                )
+            time_limit -= time.perf_counter() - t_highs
+            if time_limit <= 0:
+                return MipResult(
+                    SolveStatus.time_limit,
+                    None,
+                    math.nan,
+                    -math.inf,
+                    math.inf,
+                    0.0,
+                    message="time limit in the HiGHS QP",
+                )
         lo, up = self.qp_bounds(z)
         if int(np.count_nonzero(lo != up)) > _IPM_MAX_COLS:
             # the dense interior point would hold several (cols, cols) matrices
