@@ -23,7 +23,8 @@ LPs, now over the tightened master's whole LP relaxation (floor and slack rows
 included): tighter big-M, valid under the same cutoff. Prints the caps per pass and
 the CPU seconds with the passes' own share.
 
-``sweep OUT.pkl I,J VARIANTS``: solves the MIQPs once per variant (comma-separated;
+``sweep OUT.pkl I,J VARIANTS``: solves the MIQPs once per variant (comma-separated,
+or separated by ``|`` where the argument holds one, e.g. for a dict's commas;
 ``-`` the defaults, ``key=value`` keyword arguments of ``solve_csvm``, several joined
 by ``;``, ``csvm.NAME=value`` a constant of :mod:`torchsvm.mip.csvm`, reset to its
 default for every other variant), the order reversed on every other MIQP, 300 s
@@ -282,7 +283,8 @@ def main() -> None:
     elif len(a) >= 4 and a[0] == "passes":
         passes(a[1], [int(i) for i in a[2].split(",")], int(a[3]))
     elif len(a) >= 4 and a[0] == "sweep":
-        sweep(a[1], [int(i) for i in a[2].split(",")], a[3].split(","))
+        sep = "|" if "|" in a[3] else ","
+        sweep(a[1], [int(i) for i in a[2].split(",")], a[3].split(sep))
     else:
         raise SystemExit(__doc__)
 
