@@ -20,6 +20,10 @@ Settings (``--settings``, any of):
 - a suffix ``-highs`` or ``-ipm``: ``solve_csvm(qp_solver=)`` for the outer
   approximation's QPs (none: the default).
 
+``--scip`` also solves each instance by SCIP (before the settings, and again after
+them), from the start bench_mip.py's ``--csvm-scip-start`` hands it, and prints each
+setting's median time over SCIP's mean: a same-run ratio over the seeds.
+
 The reliability is set through ``torchsvm.mip.csvm.S5_PROOF_OPTIONS`` for the call.
 Run with ``OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE PYTHONPATH=. python
 scripts/sweep_csvm_master.py --linear-sizes 400 --seeds 0 1 2 3 4``.
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import statistics
@@ -43,6 +48,7 @@ from bench_mip import _csvm_problem  # noqa: E402
 import torchsvm.mip.csvm as csvm_mod  # noqa: E402
 import torchsvm.mip.outer_approx as oa_mod  # noqa: E402
 from torchsvm.mip.model import MipConfig, MipModel  # noqa: E402
+from torchsvm.mip.scip import solve_scip  # noqa: E402
 
 _SETTING = re.compile(r"^(lps|box)-r(\d+)(-highs|-ipm)?$")
 
@@ -116,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--linear-sizes", nargs="+", type=int, default=[400])
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     ap.add_argument("--settings", nargs="+", default=["lps-r0", "box-r0", "box-r2"])
+    ap.add_argument("--scip", action="store_true", help="SCIP reference, same run")
     ap.add_argument("--out", type=Path, default=None, help="append JSON lines here")
     args = ap.parse_args(argv)
     for s in args.settings:
@@ -125,6 +132,27 @@ def main(argv: list[str] | None = None) -> int:
     csvm_mod.solve_csvm(_csvm_problem("linear", 60), MipConfig(time_limit=60))
     for n in args.linear_sizes:
         rows: dict[str, list[dict[str, Any]]] = {s: [] for s in args.settings}
+        scip_times: list[float] = []
+
+        def scip(n: int = n, scip_times: list[float] = scip_times) -> None:
+            p = _csvm_problem("linear", n)
+            cfg = MipConfig(time_limit=600, mip_rel_gap=1e-4)
+            model, layout, _ = csvm_mod.build_csvm_model(p)
+            start = csvm_mod.csvm_start(p, layout, s1_solver="libsvm").x
+            res = solve_scip(model, cfg, start=start)
+            scip_times.append(res.runtime)
+            print(
+                f"n={n} SCIP: {res.runtime:.3f} s {res.status.value} obj "
+                f"{res.objective:.6f}, load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+            if args.out is not None:
+                with args.out.open("a") as fh:
+                    rec = {"n": n, "setting": "scip", "time": res.runtime}
+                    fh.write(json.dumps(rec) + "\n")
+
+        if args.scip:
+            scip()
         for seed in args.seeds:
             for s in args.settings:
                 r = _solve(n, s, seed)
@@ -139,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
                 if args.out is not None:
                     with args.out.open("a") as fh:
                         fh.write(json.dumps(r) + "\n")
+        if args.scip:
+            scip()
+        ref = statistics.fmean(scip_times) if scip_times else math.nan
         for s in args.settings:
             rs = rows[s]
 
@@ -148,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"n={n} {s}: medians total {med('time'):.3f} s, masters "
                 f"{med('master_time'):.3f} s, nodes {med('nodes'):g} "
-                f"{[r['nodes'] for r in rs]}, tightening {med('tightening'):.3f} s",
+                f"{[r['nodes'] for r in rs]}, tightening {med('tightening'):.3f} s"
+                + (f", ratio to SCIP {med('time') / ref:.2f}" if scip_times else ""),
                 flush=True,
             )
     return 0
