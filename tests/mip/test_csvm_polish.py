@@ -216,3 +216,22 @@ def test_s5c_slack_bounds_kept_under_a_lower_cutoff_keep_the_optimum(
     assert calls == [10.0]
     assert got.status == "optimal"
     assert got.objective == pytest.approx(brute_force_tpr_only(p), rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+@pytest.mark.parametrize("min_tpr", [0.5, 0.7])
+def test_s5c_slack_bounds_from_the_box_alone_keep_the_optimum(
+    min_tpr: float, seed: int
+) -> None:
+    """S5c tightened from the first master with every slack's big-M from the box of
+    ``(w, b)`` alone (``anchor_lps=False``: no LP per floor member): a superset of
+    the polytope the LPs bound over, so the optimum is still brute force's."""
+    p = s5c(0.25, min_tpr, n=12, seed=seed)
+    got = solve_csvm(
+        p, MipConfig(time_limit=60), tighten_anchors=True, anchor_lps=False
+    )
+    ref = brute_force_tpr_only(p)
+    assert got.status == "optimal"
+    assert got.objective == pytest.approx(ref, rel=1e-4, abs=1e-6)
+    assert got.bound <= got.objective + 1e-9
+    assert got.tightened_masters >= 1
