@@ -484,6 +484,9 @@ def _subset_lp(
 #: Largest bit-mask array (uint64 words) :func:`screen_pairs` builds.
 _MAX_MASK_WORDS = 20_000_000
 
+#: Largest array of row differences (floats) :func:`screen_triples` builds.
+_MAX_DIFFERENCES = 30_000_000
+
 
 def _pack_bits(M: np.ndarray) -> np.ndarray:
     """bool ``(r, c)`` -> uint64 ``(r, ceil(c / 64))``; bit ``i`` of word ``w`` is
@@ -586,6 +589,8 @@ def screen_triples(
     dr = reps.size
     nw = -(-J // 64)
     if 2 * dr * nw + 2 * 8 * nw * 256 * (-(-dr // 64)) > _MAX_MASK_WORDS:
+        return None
+    if J * dr > _MAX_DIFFERENCES:
         return None
     D = (H[:, None, reps] - O[None, :, reps]).reshape(J, dr)
     tau = 1.0 / (6.0 * M)
@@ -731,10 +736,12 @@ def _cover_octants(
     leaves open (bool per row), or None past the deadline."""
     DT = np.ascontiguousarray(D.T)
     alive = np.zeros(inst.shape[0], dtype=bool)
-    for c0 in range(0, inst.shape[0], 2048):
+    # octants per chunk: about 2 M (bool phase) / 0.5 M (float phase) entries over j
+    step = max(1, 2_000_000 // D.shape[0])
+    for c0 in range(0, inst.shape[0], step):
         if deadline is not None and time.perf_counter() > deadline:
             return None
-        Ic = inst[c0 : c0 + 2048]
+        Ic = inst[c0 : c0 + step]
         sg = 1.0 - 2.0 * ((Ic[:, 3:4] >> np.arange(3)) & 1)  # u >= 0 after the flip
         A, B, C = (DT[Ic[:, i]] * sg[:, i : i + 1] for i in range(3))
         # the first split: rays e_a, e_b, e_c and the midpoints (e_a + e_b) etc.
@@ -745,10 +752,11 @@ def _cover_octants(
         ref &= np.any((C <= tau) & ac & bc, axis=1)
         alive[c0 : c0 + Ic.shape[0]] = ~ref
     idx = np.flatnonzero(alive)
-    for c0 in range(0, idx.size, 512):
+    step = max(1, 500_000 // D.shape[0])
+    for c0 in range(0, idx.size, step):
         if deadline is not None and time.perf_counter() > deadline:
             return None
-        ii = idx[c0 : c0 + 512]
+        ii = idx[c0 : c0 + step]
         Ic = inst[ii]
         sg = 1.0 - 2.0 * ((Ic[:, 3:4] >> np.arange(3)) & 1)
         Dt = D[:, Ic[:, :3]].transpose(1, 0, 2) * sg[:, None, :]
