@@ -590,8 +590,8 @@ def test_primal_s5_masters_get_s5_proof_options(
 ) -> None:
     """The primal S5 hands :data:`S5_PROOF_OPTIONS` and :data:`S5_QP_SOLVER` to the
     outer approximation, S5c its own options and the interior point, and the kernel
-    form no options and the interior point; ``anchor_lps="auto"`` is the box alone
-    on S5 and the LPs on S5c."""
+    form no options and the interior point; ``anchor_lps="auto"`` follows
+    :data:`S5_ANCHOR_LPS` on S5 and :data:`S5C_ANCHOR_LPS` on S5c."""
     import torchsvm.mip.csvm as csvm_mod
 
     seen: list[object] = []
@@ -629,7 +629,7 @@ def test_primal_s5_masters_get_s5_proof_options(
         with pytest.raises(Stop):
             solve_csvm(p, MipConfig(time_limit=30), tighten_anchors=kernel == "linear")
     assert seen == [csvm_mod.S5_PROOF_OPTIONS, csvm_mod.S5C_PROOF_OPTIONS, None]
-    assert lps == [csvm_mod.S5_ANCHOR_LPS, True]
+    assert lps == [csvm_mod.S5_ANCHOR_LPS, csvm_mod.S5C_ANCHOR_LPS]
     assert qps == [csvm_mod.S5_QP_SOLVER, "ipm", "ipm"]
     with pytest.raises(ValueError, match="qp_solver must be"):
         solve_csvm(p, MipConfig(time_limit=10), qp_solver="cplex")

@@ -1156,6 +1156,15 @@ TIGHTEN_MIN_INT = 100
 #: smaller tree.
 S5_ANCHOR_LPS = False
 
+#: ``anchor_lps="auto"`` on the primal S5c: the same choice for its slacks' big-M
+#: (:func:`anchor_tightening`, ``member_lps``). Measured (scripts/bench_ctrl2_path.py,
+#: docs/benchmarks.md, "Ctrl2's S5c small-C proofs: what bounds and fixings can
+#: give"): housing fold 0, replicates 2, 3 and 4, 95 MIQPs 224.5 -> 193.3 CPU s
+#: (bound LPs 77 -> 14 s, masters 124 -> 155 s, nodes 16,717 -> 27,502), the same
+#: optima; the LPs' tighter big-M bought smaller trees, but not enough to pay for
+#: the LPs. Wisconsin's masters are never tightened, so it is unchanged.
+S5C_ANCHOR_LPS = False
+
 #: ``tighten_anchors="auto"`` on the primal S5c bounds its slacks' big-M (and
 #: ``(w, b)``) only after a master has explored this many branch-and-bound nodes
 #: without it, and from then on. Why (Ctrl2's MIQPs replayed, docs/benchmarks.md,
@@ -1329,7 +1338,7 @@ def solve_csvm(
         own and then ``(w, b)`` over the tightened master (``member_lps`` of
         :func:`anchor_tightening`), or only by the box of ``(w, b)`` (``2 (d + 1)``
         LPs). Both bounds are valid; the answer stays exact. ``auto``: the box
-        alone on S5 (:data:`S5_ANCHOR_LPS`), the LPs on S5c.
+        alone on S5 (:data:`S5_ANCHOR_LPS`) and on S5c (:data:`S5C_ANCHOR_LPS`).
 
     Returns
     -------
@@ -1391,7 +1400,11 @@ def solve_csvm(
         raise ValueError(
             f"anchor_lps must be True, False or 'auto', got {anchor_lps!r}"
         )
-    lps_on = (s5c_primal or S5_ANCHOR_LPS) if anchor_lps == "auto" else bool(anchor_lps)
+    lps_on = (
+        (S5C_ANCHOR_LPS if s5c_primal else S5_ANCHOR_LPS)
+        if anchor_lps == "auto"
+        else bool(anchor_lps)
+    )
     # S5c under "auto": only once a master has run S5C_TIGHTEN_AFTER nodes untightened
     tighten_after = (
         S5C_TIGHTEN_AFTER if tighten_anchors == "auto" and s5c_primal else None
