@@ -18,7 +18,9 @@ Settings (``--settings``, any of):
 - ``box-rK``, ``lps-rK``: the same with ``mip_pscost_minreliable = K`` (``box-r2`` is
   the default now: ``S5_ANCHOR_LPS = False``, ``S5_PROOF_OPTIONS``);
 - a suffix ``-highs`` or ``-ipm``: ``solve_csvm(qp_solver=)`` for the outer
-  approximation's QPs (none: the default).
+  approximation's QPs (none: the default);
+- then any number of ``+option=value``: further HiGHS options for the masters
+  (``box-r2+mip_heuristic_effort=0``), added to ``S5_PROOF_OPTIONS`` for the call.
 
 ``--scip`` also solves each instance by SCIP (before the settings, and again after
 them), from the start bench_mip.py's ``--csvm-scip-start`` hands it, and prints each
@@ -50,7 +52,18 @@ import torchsvm.mip.outer_approx as oa_mod  # noqa: E402
 from torchsvm.mip.model import MipConfig, MipModel  # noqa: E402
 from torchsvm.mip.scip import solve_scip  # noqa: E402
 
-_SETTING = re.compile(r"^(lps|box)-r(\d+)(-highs|-ipm)?$")
+_SETTING = re.compile(r"^(lps|box)-r(\d+)(-highs|-ipm)?((?:\+\w+=[^+]+)*)$")
+
+
+def _option_value(text: str) -> float | int | str | bool:
+    if text in ("true", "false"):
+        return text == "true"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
 
 
 def _solve(n: int, setting: str, seed: int) -> dict[str, Any]:
@@ -91,7 +104,11 @@ def _solve(n: int, setting: str, seed: int) -> dict[str, Any]:
 
     oa_mod.OuterApproximation._run_master = run_master  # type: ignore[method-assign]
     csvm_mod.anchor_tightening = tightening  # type: ignore[assignment]
-    csvm_mod.S5_PROOF_OPTIONS = {"mip_pscost_minreliable": rel}
+    extra = {
+        k: _option_value(v)
+        for k, v in (o.split("=", 1) for o in m.group(4).split("+")[1:])
+    }
+    csvm_mod.S5_PROOF_OPTIONS = {"mip_pscost_minreliable": rel, **extra}
     try:
         p = _csvm_problem("linear", n)
         cfg = MipConfig(time_limit=300, mip_rel_gap=1e-4)
@@ -127,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     for s in args.settings:
         if not _SETTING.match(s):
-            ap.error(f"setting {s!r} is not lps-rK or box-rK (-highs, -ipm)")
+            ap.error(
+                f"setting {s!r} is not lps-rK or box-rK (-highs, -ipm, +option=value)"
+            )
     print(f"load average {os.getloadavg()}", flush=True)
     csvm_mod.solve_csvm(_csvm_problem("linear", 60), MipConfig(time_limit=60))
     for n in args.linear_sizes:
