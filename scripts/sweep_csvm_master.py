@@ -15,12 +15,15 @@ Settings (``--settings``, any of):
   (the engine before the box-alone big-M and reliability 2);
 - ``box-r0``: the big-M from the box of ``(w, b)`` alone (``anchor_lps=False``),
   reliability 0;
-- ``box-rK``, ``lps-rK``: the same with ``mip_pscost_minreliable = K`` (``box-r2`` is
-  the default now: ``S5_ANCHOR_LPS = False``, ``S5_PROOF_OPTIONS``);
+- ``box-rK``, ``lps-rK``: the same with ``mip_pscost_minreliable = K`` and no other
+  option (``box-r2`` is the default before the masters' node cuts and heuristics were
+  switched off; the default now is ``box-r2`` with the five options of
+  ``S5_PROOF_OPTIONS``);
 - a suffix ``-highs`` or ``-ipm``: ``solve_csvm(qp_solver=)`` for the outer
   approximation's QPs (none: the default);
 - then any number of ``+option=value``: further HiGHS options for the masters
-  (``box-r2+mip_heuristic_effort=0``), added to ``S5_PROOF_OPTIONS`` for the call.
+  (``box-r2+mip_heuristic_effort=0``), added to the reliability for the call
+  (together they replace ``S5_PROOF_OPTIONS``).
 
 ``--scip`` also solves each instance by SCIP (before the settings, and again after
 them), from the start bench_mip.py's ``--csvm-scip-start`` hands it, and prints each
