@@ -351,16 +351,9 @@ def _dominance_masks(
     if 2 * d * O.shape[0] * n_words > _MAX_MASK_WORDS:
         return None
     B = np.zeros((2, d, O.shape[0], n_words), dtype=np.uint64)
-    bit = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))
     for s, sgn in enumerate((1.0, -1.0)):
         for k in range(d):
-            dom = sgn * H[None, :, k] <= sgn * O[:, None, k]  # (|O|, |H|)
-            pad = np.zeros((O.shape[0], n_words * 64), dtype=bool)
-            pad[:, : H.shape[0]] = dom
-            B[s, k] = np.bitwise_or.reduce(
-                np.where(pad.reshape(O.shape[0], n_words, 64), bit, np.uint64(0)),
-                axis=2,
-            )
+            B[s, k] = _pack_bits(sgn * H[None, :, k] <= sgn * O[:, None, k])
     return B, v_soft, slack
 
 
