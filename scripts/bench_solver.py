@@ -267,6 +267,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "then run twice, the first (with the compilation) timed apart as first_solve",
     )
     ap.add_argument(
+        "--active-set-kernel",
+        choices=["auto", "numba", "torch"],
+        default="auto",
+        help="SolverConfig.active_set_kernel: the linear active set as a compiled "
+        "per-row kernel (numba) or batched torch iterations; the warm-up solve, "
+        "excluded from the timing, compiles the kernel (timed apart as warm_up)",
+    )
+    ap.add_argument(
         "--sklearn-problems",
         type=int,
         default=55,
@@ -341,11 +349,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         kw["ipm_after"] = args.ipm_after
     if args.ipm_compile:
         kw["ipm_compile"] = True
+    kw["active_set_kernel"] = args.active_set_kernel
     solver = BoxQpSolver(SolverConfig(**kw), c_path=args.c_path, smo=args.smo)
     sync = torch.cuda.synchronize if prob.device.type == "cuda" else (lambda: None)
     peak = matmul_peak_gflops(prob.dtype, prob.device)
+    t0, c0 = time.perf_counter(), time.process_time()
     solver(prob.select(slice(0, 1)))  # warm-up (excluded): kernels, allocator
     sync()
+    warm_up = (time.perf_counter() - t0, time.process_time() - c0)
     first = None
     if args.ipm_compile:
         # the compilation depends on the shapes: a full solve first, timed apart
@@ -457,6 +468,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ipm_after": solver.config.ipm_after,
         "c_path": args.c_path,
         "ipm_compile": args.ipm_compile,
+        "active_set_kernel": args.active_set_kernel,
+        "warm_up_wall_cpu_s": [round(warm_up[0], 3), round(warm_up[1], 3)],
         # with --ipm-compile: the first full solve (compilation included; CPU seconds
         # of this process only, the compiler's worker processes are not counted)
         "first_solve_s": None if first is None else round(first[0], 3),

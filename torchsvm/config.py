@@ -105,6 +105,12 @@ class SolverConfig:
         elementwise passes, :func:`torchsvm.solvers.ipm.ipm_low_rank`). Off by default:
         the compilation takes tens of seconds to minutes per process, more than a
         typical solve; falls back to the uncompiled path with a warning.
+    active_set_kernel : {"auto", "numba", "torch"}
+        How the linear kernel's feasible active set runs
+        (:func:`torchsvm.solvers.active_set.active_set_low_rank`): ``numba``, a compiled
+        per-row kernel (CPU; the optional numba dependency, ``torchsvm[fast]``),
+        ``torch``, batched torch iterations (any device), ``auto``, the kernel on the
+        CPU where numba is importable. Same method, every answer certified by its gap.
     rho : float or None
         Initial ADMM penalty (None: mean diagonal of ``Q``); adapted per problem.
     relaxation : float
@@ -132,6 +138,7 @@ class SolverConfig:
     pdas_max_iter: int = 40
     ipm_tol: float = 1e-9
     ipm_compile: bool = False
+    active_set_kernel: str = "auto"
     rho: float | None = None
     relaxation: float = 1.6
     memory_bytes: int | None = None

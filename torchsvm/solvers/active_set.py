@@ -499,6 +499,21 @@ def purify_start(
     return A
 
 
+def use_kernel(kernel: str, device: torch.device) -> bool:
+    """Whether ``kernel`` (``"auto"``, ``"numba"``, ``"torch"``) selects the compiled
+    per-row kernel for tensors on ``device``; ``"numba"`` where it cannot run raises."""
+    if kernel == "torch":
+        return False
+    if kernel not in ("auto", "numba"):
+        raise ValueError(f"active set kernel {kernel!r}: 'auto', 'numba' or 'torch'")
+    from torchsvm.solvers.active_set_kernel import available
+
+    ok = device.type == "cpu" and available()
+    if kernel == "numba" and not ok:
+        raise RuntimeError("active set kernel 'numba' needs numba and CPU tensors")
+    return ok
+
+
 def active_set_low_rank(
     W: torch.Tensor,
     y: torch.Tensor,
@@ -510,6 +525,7 @@ def active_set_low_rank(
     tol: float | None = None,
     parent: torch.Tensor | None = None,
     make_start: StartFn | None = None,
+    kernel: str = "auto",
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Feasible active-set iterations for every row, started from the feasible ``A0``.
 
@@ -559,6 +575,11 @@ def active_set_low_rank(
     make_start : callable, optional
         ``make_start(rows, A_parent)`` -> feasible starts, tensor of shape
         ``(len(rows), n)`` (needed with ``parent``).
+    kernel : {"auto", "numba", "torch"}
+        ``numba``: the compiled per-row kernel
+        (:mod:`torchsvm.solvers.active_set_kernel`, CPU tensors, numba installed);
+        ``torch``: the batched torch iterations below (any device); ``auto``: the
+        kernel for CPU tensors where numba is importable, else torch.
 
     Returns
     -------
@@ -573,6 +594,20 @@ def active_set_low_rank(
     P, n = U.shape
     k = W.shape[1]
     cap_face = k + 1 if face_cap is None else int(face_cap)
+    if use_kernel(kernel, U.device):
+        from torchsvm.solvers.active_set_kernel import active_set_rows
+
+        return active_set_rows(
+            W,
+            y,
+            U,
+            A0,
+            max_iter=max_iter,
+            face_cap=cap_face,
+            tol=tol,
+            parent=parent,
+            make_start=make_start,
+        )
     dt, dev = U.dtype, U.device
     eps = torch.finfo(dt).eps
     Wt = W.T.contiguous()

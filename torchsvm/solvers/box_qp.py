@@ -968,6 +968,7 @@ class BoxQpSolver:
             start(rows0, first[0].clone()),
             max_iter=_PATH_MAX_ITER,
             tol=cfg.tol,
+            kernel=cfg.active_set_kernel,
         )
         p_, d_, rel, b_ = _certify(a, F.matvec(a), y, Ur0, b_as, cfg.tol)
         good = ok & (rel <= cfg.tol)
@@ -1005,6 +1006,7 @@ class BoxQpSolver:
             tol=cfg.tol,
             parent=parent,
             make_start=make_start,
+            kernel=cfg.active_set_kernel,
         )
         p_, d_, rel, b_ = _certify(a, F.matvec(a), y, Ur, b_as, cfg.tol)
         good = ok & (rel <= cfg.tol)
@@ -1239,7 +1241,13 @@ class BoxQpSolver:
             A0 = purify_start(W, y, U, A0, k1, only_above=_PURIFY_ABOVE * k1)
             A0 = project_face(A0, y, U)
             A, b_as, it_p, ok = active_set_low_rank(
-                W, y, U, A0, max_iter=_IPM_AS_ITER, tol=cfg.tol
+                W,
+                y,
+                U,
+                A0,
+                max_iter=_IPM_AS_ITER,
+                tol=cfg.tol,
+                kernel=cfg.active_set_kernel,
             )
             n_iter = n_iter + it_p
             # every iterate is feasible, so its gap certifies it whatever ``ok`` says
