@@ -275,6 +275,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "excluded from the timing, compiles the kernel (timed apart as warm_up)",
     )
     ap.add_argument(
+        "--vertex-roots",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="BoxQpSolver(vertex_roots=...): with the compiled active set, the C "
+        "path's roots from a = 0 where a pilot of them pays; else by the interior point",
+    )
+    ap.add_argument(
         "--sklearn-problems",
         type=int,
         default=55,
@@ -350,7 +357,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.ipm_compile:
         kw["ipm_compile"] = True
     kw["active_set_kernel"] = args.active_set_kernel
-    solver = BoxQpSolver(SolverConfig(**kw), c_path=args.c_path, smo=args.smo)
+    solver = BoxQpSolver(
+        SolverConfig(**kw),
+        c_path=args.c_path,
+        smo=args.smo,
+        vertex_roots=args.vertex_roots,
+    )
     sync = torch.cuda.synchronize if prob.device.type == "cuda" else (lambda: None)
     peak = matmul_peak_gflops(prob.dtype, prob.device)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -469,6 +481,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "c_path": args.c_path,
         "ipm_compile": args.ipm_compile,
         "active_set_kernel": args.active_set_kernel,
+        "vertex_roots": args.vertex_roots,
         "warm_up_wall_cpu_s": [round(warm_up[0], 3), round(warm_up[1], 3)],
         # with --ipm-compile: the first full solve (compilation included; CPU seconds
         # of this process only, the compiler's worker processes are not counted)

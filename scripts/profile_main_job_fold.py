@@ -5,7 +5,8 @@ replicates of a linear SVM on 512 standardised breast_cancer rows) is solved onc
 ``BoxQpSolver`` (CPU seconds of this process). Reported:
 
 - the fold's CPU seconds, those of its pipelined active-set call (every C after the
-  first) and of the first C's interior point, and the active set's CPU seconds per
+  first), of the first C's roots from ``a = 0`` (``BoxQpSolver._roots_from_vertex``)
+  and of its interior point (the roots left to it), and the active set's CPU seconds per
   row-iteration (one iteration of one problem);
 - per C: the mean iterations, the mean partition of the solutions (coordinates at 0,
   free, at the bound) and how many coordinates of each problem's start are on the
@@ -21,12 +22,25 @@ replicates of a linear SVM on 512 standardised breast_cancer rows) is solved onc
   and 128 rows (``ipm_low_rank(block_rows=...)``);
 - optionally (``--sklearn-problems N``) a libsvm loop of ``N`` problems spread over the
   grid, ``SVC(kernel="linear", C=C).fit(X, y, sample_weight=counts)`` as in
-  ``bench_solver.py``, scaled to all 5500, for the ratio in the same run.
+  ``bench_solver.py``, scaled to all 5500, for the ratio in the same run;
+- optionally (``--compare R``) the whole fold under each of three settings, alternately,
+  ``R`` times each, in this process: ``torch`` (``active_set_kernel="torch"``, the
+  batched torch active set; the roots by the interior point), ``numba`` (the compiled
+  active set, the roots by the interior point: ``BoxQpSolver(vertex_roots=False)``) and
+  ``numba+vertex`` (the default: the compiled active set, the roots from ``a = 0``
+  where the pilot allows). Per setting: the median and the range of the fold's CPU
+  seconds and of its roots' (the C path's first problems: ``_roots_from_vertex`` and
+  the interior point's call on the roots), the mean iterations, the problems certified
+  and the largest relative difference of the primal values from the first setting's;
+  with ``--sklearn-problems``, the libsvm loop is timed once more in every round and
+  each ratio is that of the loop's median to the setting's. Alternating keeps the
+  settings and the reference under the same load, which on a shared machine moves
+  separate runs by 10-30 % (and the libsvm loop by as much).
 
 Usage::
 
     OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE PYTHONPATH=. \\
-        python scripts/profile_main_job_fold.py --sklearn-problems 22
+        python scripts/profile_main_job_fold.py --sklearn-problems 22 [--compare 5]
 """
 
 from __future__ import annotations
@@ -35,7 +49,7 @@ import argparse
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads OpenMP
 
@@ -115,6 +129,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0,
         help="problems in a libsvm loop spread over the grid, scaled to all (0: none)",
     )
+    ap.add_argument(
+        "--compare",
+        type=int,
+        default=0,
+        metavar="R",
+        help="solve the fold R times under each of the settings torch / numba / "
+        "numba+vertex, alternately (0: not)",
+    )
     ap.add_argument("--out", default=None, help="append the JSON line to this file")
     args = ap.parse_args(argv)
     torch.manual_seed(0)
@@ -131,8 +153,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     solver(prob.select(slice(0, 1)))  # warm-up
 
     # time the pipelined active-set call and the roots' interior point inside the solve
-    spent = {"active_set_path_cpu_s": 0.0, "ipm_roots_cpu_s": 0.0}
+    spent = {
+        "active_set_path_cpu_s": 0.0,
+        "ipm_roots_cpu_s": 0.0,
+        "vertex_roots_cpu_s": 0.0,
+    }
     real_as, real_ipm = box_qp.active_set_low_rank, BoxQpSolver._ipm_chunked
+    real_vertex = BoxQpSolver._roots_from_vertex
 
     def spy_as(*a, **k):  # noqa: ANN002, ANN003, ANN202
         c0 = time.process_time()
@@ -147,14 +174,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         spent["ipm_roots_cpu_s"] += time.process_time() - c0
         return res
 
+    def spy_vertex(self, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        c0 = time.process_time()
+        res = real_vertex(self, *a, **k)
+        spent["vertex_roots_cpu_s"] += time.process_time() - c0
+        return res
+
     box_qp.active_set_low_rank = spy_as
     BoxQpSolver._ipm_chunked = spy_ipm  # type: ignore[method-assign]
+    BoxQpSolver._roots_from_vertex = spy_vertex  # type: ignore[method-assign]
     load0 = os.getloadavg()
     c0, t0 = time.process_time(), time.perf_counter()
     sol = solver(prob)
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
     box_qp.active_set_low_rank = real_as
     BoxQpSolver._ipm_chunked = real_ipm  # type: ignore[method-assign]
+    BoxQpSolver._roots_from_vertex = real_vertex  # type: ignore[method-assign]
 
     ci = prob.index["c_idx"].cpu().numpy()
     ri = prob.index["rep_idx"].cpu().numpy()
@@ -212,12 +247,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         ipm_blocks[str(rb)] = time.process_time() - c1
 
     sk = None
+    libsvm = None
     if args.sklearn_problems > 0:
         picks = np.linspace(0, len(ci) - 1, args.sklearn_problems).round().astype(int)
-        c1 = time.process_time()
-        for p in picks:
-            SVC(kernel="linear", C=C_GRID[ci[p]]).fit(X, y, sample_weight=counts[ri[p]])
-        sk = (time.process_time() - c1) / len(picks) * len(ci)
+
+        def libsvm() -> float:
+            """CPU seconds of the libsvm loop on ``picks``, scaled to every problem."""
+            c1 = time.process_time()
+            for p in picks:
+                SVC(kernel="linear", C=C_GRID[ci[p]]).fit(
+                    X, y, sample_weight=counts[ri[p]]
+                )
+            return (time.process_time() - c1) / len(picks) * len(ci)
+
+        sk = libsvm()
+
+    compared = compare(prob, args.compare, libsvm) if args.compare > 0 else None
 
     res = {
         "dtype": args.dtype,
@@ -235,6 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ipm_roots_by_block_rows_cpu_s": ipm_blocks,
         "libsvm_loop_cpu_s": sk,
         "ratio_cpu": None if sk is None else sk / cpu,
+        "compare": compared,
         "loadavg_before": load0,
         "loadavg_after": os.getloadavg(),
         "threads": torch.get_num_threads(),
@@ -248,12 +294,103 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"fold {args.dtype}: {optimal}/{len(ci)} optimal, {cpu:.2f} CPU s "
         f"({wall:.2f} s wall); path active set {spent['active_set_path_cpu_s']:.2f} CPU s "
         f"over {path_iters} row-iterations = "
-        f"{res['active_set_us_per_row_iteration']:.1f} us each; roots' interior point "
+        f"{res['active_set_us_per_row_iteration']:.1f} us each; roots from a = 0 "
+        f"{spent['vertex_roots_cpu_s']:.2f} CPU s, roots' interior point "
         f"{spent['ipm_roots_cpu_s']:.2f} CPU s"
         + ("" if sk is None else f"; libsvm loop {sk:.2f} CPU s, {sk / cpu:.1f}x")
         + f"; load {load0[0]:.1f}"
     )
+    sk_c = (compared or {}).pop("libsvm", None)
+    if sk_c is not None:
+        print(
+            f"  libsvm loop in the comparison's rounds: {sk_c['cpu_s_median']:.2f} CPU s "
+            f"(median of {len(sk_c['cpu_s'])}, {min(sk_c['cpu_s']):.2f}-"
+            f"{max(sk_c['cpu_s']):.2f})"
+        )
+    for name, c in (compared or {}).items():
+        print(
+            f"  {name}: fold {c['cpu_s_median']:.3f} CPU s (median of "
+            f"{len(c['cpu_s'])}, {min(c['cpu_s']):.3f}-{max(c['cpu_s']):.3f}), roots "
+            f"{c['roots_cpu_s_median']:.3f}, {c['iters_mean']:.2f} iterations per "
+            f"problem, {c['optimal']} optimal, primal vs {next(iter(compared))} "
+            f"{c['max_rel_primal_diff']:.1e}"
+            + ("" if sk_c is None else f"; libsvm loop {c['ratio_cpu']:.1f}x")
+        )
     return 0
+
+
+_SETTINGS = {
+    "torch": ({"active_set_kernel": "torch"}, {}),
+    "numba": ({"active_set_kernel": "numba"}, {"vertex_roots": False}),
+    "numba+vertex": ({"active_set_kernel": "numba"}, {"vertex_roots": True}),
+}
+
+
+def compare(
+    prob: BatchedSvmProblem, reps: int, libsvm: Callable[[], float] | None
+) -> dict:
+    """The fold under each of ``_SETTINGS``, alternately, ``reps`` times each; with
+    ``libsvm`` (the libsvm loop, scaled CPU seconds) that loop too in each round, so
+    that each ratio is of two medians taken under the same load."""
+    solvers = {
+        name: BoxQpSolver(SolverConfig(**cfg), **kw)
+        for name, (cfg, kw) in _SETTINGS.items()
+    }
+    for s in solvers.values():
+        s(prob.select(slice(0, 1)))  # warm-up: the kernel's compilation or cache
+    roots = {"cpu": 0.0}
+    real_vertex, real_ipm = BoxQpSolver._roots_from_vertex, BoxQpSolver._ipm_chunked
+
+    def spy_vertex(self, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        c0 = time.process_time()
+        res = real_vertex(self, *a, **k)
+        roots["cpu"] += time.process_time() - c0
+        return res
+
+    def spy_ipm(self, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        c0 = time.process_time()
+        res = real_ipm(self, *a, **k)
+        roots["cpu"] += time.process_time() - c0
+        return res
+
+    rec: dict = {n: {"cpu_s": [], "roots_cpu_s": [], "wall_s": []} for n in solvers}
+    sk: list[float] = []
+    sols = {}
+    BoxQpSolver._roots_from_vertex = spy_vertex  # type: ignore[method-assign]
+    BoxQpSolver._ipm_chunked = spy_ipm  # type: ignore[method-assign]
+    try:
+        for _ in range(reps):
+            for name, s in solvers.items():
+                roots["cpu"] = 0.0
+                c0, t0 = time.process_time(), time.perf_counter()
+                sols[name] = s(prob)
+                rec[name]["cpu_s"].append(time.process_time() - c0)
+                rec[name]["wall_s"].append(time.perf_counter() - t0)
+                rec[name]["roots_cpu_s"].append(roots["cpu"])
+            if libsvm is not None:
+                sk.append(libsvm())
+    finally:
+        BoxQpSolver._roots_from_vertex = real_vertex  # type: ignore[method-assign]
+        BoxQpSolver._ipm_chunked = real_ipm  # type: ignore[method-assign]
+    ref = sols[next(iter(sols))].primal.double()
+    sk_med = float(np.median(sk)) if sk else None
+    for name, sol in sols.items():
+        r = rec[name]
+        r["cpu_s_median"] = float(np.median(r["cpu_s"]))
+        r["roots_cpu_s_median"] = float(np.median(r["roots_cpu_s"]))
+        r["iters_mean"] = float(sol.n_iter.double().mean())
+        r["first_c_iters_mean"] = float(
+            sol.n_iter[prob.index["c_idx"] == 0].double().mean()
+        )
+        r["optimal"] = int((sol.status.cpu() == SolveStatus.optimal.code).sum())
+        r["max_rel_gap"] = float(sol.duality_gap.max())
+        r["max_rel_primal_diff"] = float(
+            ((sol.primal.double() - ref).abs() / ref.abs().clamp_min(1e-300)).max()
+        )
+        r["ratio_cpu"] = None if sk_med is None else sk_med / r["cpu_s_median"]
+    if sk:
+        rec["libsvm"] = {"cpu_s": sk, "cpu_s_median": sk_med}
+    return rec
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ certify to another. The methods, one module each:
   For ``n <= ipm_admm_max_n`` and batches of at least 1000 problems ADMM gets
   ``ipm_after`` iterations first.
   When the batch holds several values of ``C`` (a bootstrap grid), only the smallest
-  ``C`` is solved so; every later ``C`` starts from the solution of the most similar
+  ``C`` is solved so (or, with the compiled active set on the CPU, by the active set
+  from ``a = 0`` where a pilot of those problems shows that this pays); every later ``C`` starts from the solution of the most similar
   problem at the previous ``C`` (the same replicate), scaled to the new bounds, where
   their bounds are proportional (:func:`c_path_sources`; the others are solved as the
   smallest ``C`` is), and is
@@ -55,7 +56,7 @@ import torch
 from torchsvm.config import SolverConfig
 from torchsvm.kernels import compute_kernel
 from torchsvm.problems.svm import BatchedSvmProblem
-from torchsvm.solvers.active_set import active_set_low_rank, purify_start
+from torchsvm.solvers.active_set import active_set_low_rank, purify_start, use_kernel
 from torchsvm.solvers.admm import admm
 from torchsvm.solvers.factor import SharedFactor, build_factor
 from torchsvm.solvers.fista import KernelOperator, fista
@@ -82,6 +83,15 @@ _PURIFY_ABOVE = 4
 # feasible active-set iterations per C-path stage before the interior point takes over
 # (measured on the main job's fold: 7-34 on average, at most 55)
 _PATH_MAX_ITER = 200
+# the C path's roots from the vertex a = 0 by the compiled active set (see
+# _roots_from_vertex): a pilot of one root in _VERTEX_PILOT_SHARE (at least one, at
+# most _VERTEX_PILOT_ROWS) first, and the rest only where the pilot's mean iterations
+# stay within _VERTEX_PILOT_ITERS (k + 1); each row stops after _VERTEX_MAX_ITERS
+# (k + 1) iterations and goes to the interior point
+_VERTEX_PILOT_ROWS = 32
+_VERTEX_PILOT_SHARE = 16
+_VERTEX_PILOT_ITERS = 5
+_VERTEX_MAX_ITERS = 10
 # smallest batch for which ``ipm`` tries ADMM first (see ``_ipm``)
 _ADMM_FIRST_MIN_PROBLEMS = 1000
 # float32 batches of the low-rank (linear) route with ``tol`` below this are solved in
@@ -128,6 +138,11 @@ def _replace_rows(
     for o, v in zip(out, sub, strict=True):
         o[rows] = v
     out[3][rows] = sub[3] + iter_offset
+
+
+def _vertex_pilot_rows(n_roots: int) -> int:
+    """Rows of :meth:`BoxQpSolver._roots_from_vertex`'s pilot among ``n_roots`` roots."""
+    return min(_VERTEX_PILOT_ROWS, -(-n_roots // _VERTEX_PILOT_SHARE))
 
 
 def _certify(
@@ -314,6 +329,10 @@ class BoxQpSolver:
         Solve rows of equal ``(x, y)`` as one (:func:`merge_duplicate_rows`; batches
         without a diagonal shift, and only when no ``factor`` is given); False solves
         the rows as they are.
+    vertex_roots : bool
+        Along the ``C`` path, with the compiled active set (``active_set_kernel``,
+        CPU), first try the roots from the vertex ``a = 0`` (:meth:`_roots_from_vertex`);
+        False solves every root by the interior point (as on CUDA or without numba).
 
     Examples
     --------
@@ -334,8 +353,10 @@ class BoxQpSolver:
         c_path: bool = True,
         smo: bool | None = None,
         merge_duplicates: bool = True,
+        vertex_roots: bool = True,
     ) -> None:
         self.config = config or SolverConfig()
+        self.vertex_roots = vertex_roots
         self.c_path = c_path
         self.merge_duplicates = merge_duplicates
         # RBF (issue 14): dense batches by SMO (solvers/smo.py); None: the
@@ -909,7 +930,9 @@ class BoxQpSolver:
         the stage before) are solved by :meth:`_ipm_only` (no ADMM first: its rounded,
         active-set-finished points are vertices of the box, whose partition is the
         start the next stage needs; measured 13.0 s vs 16.5 s for the active-set stages
-        of the main job's fold). Every other problem starts from the solution of its
+        of the main job's fold), or, with the compiled active set on the CPU, from
+        ``a = 0`` where a pilot of them shows that this pays
+        (:meth:`_roots_from_vertex`). Every other problem starts from the solution of its
         source ``src`` (the same bootstrap replicate at the previous ``C``), scaled by
         ``ratio`` and projected onto its feasible set, which keeps the source's
         partition; :func:`~torchsvm.solvers.active_set.active_set_low_rank` finishes
@@ -954,28 +977,34 @@ class BoxQpSolver:
                 A0[vi] = project_face(A0[vi], y, Ur[vi])
             return A0
 
-        # the roots: the interior point; the active set below then only cleans its
-        # rounded point (1-2 iterations; in float32 the rounded point can keep
-        # coordinates a little off their bounds within the gap tolerance)
+        # the roots: with the compiled active set, from the vertex a = 0 where that
+        # pays (_roots_from_vertex); the others by the interior point, whose rounded
+        # point the active set below then only cleans (1-2 iterations; in float32
+        # the rounded point can keep coordinates a little off their bounds within
+        # the gap tolerance)
         rows0 = (src < 0).nonzero()[:, 0]
-        first = self._ipm_chunked(prob.select(rows0.cpu()), F, chunk)
-        _replace_rows(out, rows0, first, 0)
-        Ur0 = U[rows0]
-        a, b_as, it, ok = active_set_low_rank(
-            W,
-            y,
-            Ur0,
-            start(rows0, first[0].clone()),
-            max_iter=_PATH_MAX_ITER,
-            tol=cfg.tol,
-            kernel=cfg.active_set_kernel,
-        )
-        p_, d_, rel, b_ = _certify(a, F.matvec(a), y, Ur0, b_as, cfg.tol)
-        good = ok & (rel <= cfg.tol)
-        # keep the interior point's (certified) answer where the clean-up fails
-        gi = rows0[good]
-        sub = (a, b_, torch.full_like(it, _OPT), it, p_, d_, rel, out[7][rows0])
-        _replace_rows(out, gi, tuple(v[good] for v in sub), out[3][gi])
+        if self.vertex_roots and use_kernel(cfg.active_set_kernel, dev):
+            rows0 = self._roots_from_vertex(prob, F, W, rows0, out)
+        if rows0.numel():
+            it0 = out[3][rows0].clone()
+            first = self._ipm_chunked(prob.select(rows0.cpu()), F, chunk)
+            _replace_rows(out, rows0, first, it0)
+            Ur0 = U[rows0]
+            a, b_as, it, ok = active_set_low_rank(
+                W,
+                y,
+                Ur0,
+                start(rows0, first[0].clone()),
+                max_iter=_PATH_MAX_ITER,
+                tol=cfg.tol,
+                kernel=cfg.active_set_kernel,
+            )
+            p_, d_, rel, b_ = _certify(a, F.matvec(a), y, Ur0, b_as, cfg.tol)
+            good = ok & (rel <= cfg.tol)
+            # keep the interior point's (certified) answer where the clean-up fails
+            gi = rows0[good]
+            sub = (a, b_, torch.full_like(it, _OPT), it, p_, d_, rel, out[7][rows0])
+            _replace_rows(out, gi, tuple(v[good] for v in sub), out[3][gi])
         # every other problem: from its source (the same bootstrap replicate at the
         # previous C); all in one pipelined call, each row starting as soon as its
         # source has stopped (sources come earlier: they are roots or of a smaller
@@ -1023,6 +1052,75 @@ class BoxQpSolver:
                 out, bad, self._ipm_chunked(prob.select(bad.cpu()), F, chunk), it[~good]
             )
         return tuple(out)
+
+    def _roots_from_vertex(
+        self,
+        prob: BatchedSvmProblem,
+        F: SharedFactor,
+        W: torch.Tensor,
+        rows0: torch.Tensor,
+        out: list[torch.Tensor],
+    ) -> torch.Tensor:
+        """The C path's roots ``rows0`` by the compiled active set from ``a = 0``.
+
+        ``a = 0`` is a feasible vertex, and with the compiled kernel a row-iteration
+        costs a few microseconds, so a root whose solution has few support vectors
+        costs less so than by the interior point (``O(n k^2)`` per iteration), even at
+        about two row-iterations per support vector. Measured (CPU, one thread;
+        docs/benchmarks.md, "compiled active set and the C path's roots from a = 0"):
+        the main job's fold (breast_cancer, n = 512, k = 30, 500 roots) takes 111
+        iterations per root from 0, its roots 0.27 CPU s against 0.48 by the interior
+        point, the fold 0.87 against 1.10 (``scripts/profile_main_job_fold.py
+        --compare``). On staged datasets with many bounded coordinates (german,
+        spambase, churn, diabetes, ...) every pilot row reached the cap of
+        ``_VERTEX_MAX_ITERS (k + 1)`` iterations (``scripts/vertex_roots_pilot.py``).
+        So a pilot goes first, one root in ``_VERTEX_PILOT_SHARE`` (at least one, at
+        most ``_VERTEX_PILOT_ROWS``), so that a rejected pilot costs a small share of
+        the roots' time (german's 500-replicate fold and 5-replicate batches of german
+        and spambase: within the noise), and the other rows follow only if the pilot
+        averaged at most ``_VERTEX_PILOT_ITERS (k + 1)`` iterations. Certified rows
+        are written to ``out``, with their active-set iterations; an uncertified row
+        keeps its iterations in ``out``, to which the interior point's are added.
+        Returns the rows left for the interior point (uncertified, or not tried).
+        """
+        cfg = self.config
+        y, U = prob.y, prob.U
+        k1 = W.shape[1] + 1
+
+        def solve(rows: torch.Tensor) -> torch.Tensor:
+            Ur = U[rows]
+            a, b_as, it, ok = active_set_low_rank(
+                W,
+                y,
+                Ur,
+                torch.zeros_like(Ur),
+                max_iter=_VERTEX_MAX_ITERS * k1,
+                tol=cfg.tol,
+                kernel=cfg.active_set_kernel,
+            )
+            p_, d_, rel, b_ = _certify(a, F.matvec(a), y, Ur, b_as, cfg.tol)
+            good = ok & (rel <= cfg.tol)
+            sub = (a, b_, torch.full_like(it, _OPT), it, p_, d_, rel, out[7][rows])
+            _replace_rows(out, rows[good], tuple(v[good] for v in sub), 0)
+            # an uncertified row's iterations count for the interior point's
+            out[3][rows[~good]] = it[~good]
+            return good
+
+        m = _vertex_pilot_rows(rows0.numel())
+        pilot, later = rows0[:m], rows0[m:]
+        good = solve(pilot)
+        mean_it = float(out[3][pilot].double().mean()) if pilot.numel() else 0.0
+        if mean_it > _VERTEX_PILOT_ITERS * k1:
+            logger.info(
+                "ipm path: the roots' pilot took %.0f iterations from a = 0; the "
+                "interior point solves the roots",
+                mean_it,
+            )
+            return torch.cat([pilot[~good], later])
+        left = [pilot[~good]]
+        if later.numel():
+            left.append(later[~solve(later)])
+        return torch.cat(left)
 
     def _admm_rest(
         self,

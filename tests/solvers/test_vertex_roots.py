@@ -1,0 +1,227 @@
+"""The C path's roots from the vertex a = 0 by the compiled active set (issue 14).
+
+``BoxQpSolver._roots_from_vertex`` solves the path's roots from ``a = 0`` and leaves the
+rows it does not certify, or does not try after a slow pilot, to the interior point.
+Every answer is compared with the interior-point route (``vertex_roots=False``) and
+with libsvm at a tight tolerance, in the cases where the pilot is accepted, where it is
+rejected, and where some rows stop at the iteration cap.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import load_breast_cancer, make_classification
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+from torchsvm.config import SolverConfig
+from torchsvm.problems.svm import BatchedSvmProblem
+from torchsvm.solvers import box_qp
+from torchsvm.solvers.box_qp import BoxQpSolver
+
+pytest.importorskip("numba")
+
+TOL = 1e-9
+CS = 2.0 ** np.arange(-5, -1)
+
+
+def _problem(kind: str, B: int) -> tuple[BatchedSvmProblem, np.ndarray, np.ndarray]:
+    if kind == "breast_cancer":
+        # few support vectors from a = 0: the pilot is accepted
+        X, y = load_breast_cancer(return_X_y=True)
+        X, y = X[:200], y[:200]
+    else:
+        # flipped labels, many bounded coordinates: the pilot is rejected
+        X, y = make_classification(
+            240, 6, n_informative=4, n_redundant=0, flip_y=0.2, random_state=3
+        )
+    X = StandardScaler().fit_transform(X)
+    y = np.where(y == 1, 1.0, -1.0)
+    n = X.shape[0]
+    rng = np.random.default_rng(0)
+    counts = np.stack(
+        [np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(B)]
+    )
+    prob = BatchedSvmProblem.from_bootstrap(
+        X, y, CS, counts, kernel="linear", dtype="float64"
+    )
+    return prob, X, counts
+
+
+def _solve(
+    prob: BatchedSvmProblem, vertex: bool, monkeypatch: pytest.MonkeyPatch
+) -> tuple:
+    """Solve; returns the solution, the roots given to ``_roots_from_vertex``, the
+    rows it left to the interior point and its calls of the active set from 0."""
+    seen: dict = {"roots": None, "left": None, "zero_starts": []}
+    real_roots = BoxQpSolver._roots_from_vertex
+    real_as = box_qp.active_set_low_rank
+
+    def spy_roots(self, prob_, F, W, rows0, out):  # noqa: ANN001, ANN202
+        left = real_roots(self, prob_, F, W, rows0, out)
+        seen["roots"], seen["left"] = rows0.clone(), left.clone()
+        return left
+
+    def spy_as(W, y, U, A0, **k):  # noqa: ANN001, ANN003, ANN202
+        if k.get("parent") is None and not bool(A0.any()):
+            seen["zero_starts"].append(U.shape[0])
+        return real_as(W, y, U, A0, **k)
+
+    with monkeypatch.context() as m:
+        m.setattr(BoxQpSolver, "_roots_from_vertex", spy_roots)
+        m.setattr(box_qp, "active_set_low_rank", spy_as)
+        sol = BoxQpSolver(
+            SolverConfig(tol=TOL, active_set_kernel="numba"), vertex_roots=vertex
+        )(prob)
+    return sol, seen
+
+
+def _check_against_ipm_route_and_libsvm(
+    prob: BatchedSvmProblem,
+    X: np.ndarray,
+    counts: np.ndarray,
+    sol,  # noqa: ANN001
+    ref,  # noqa: ANN001
+) -> None:
+    for s in (sol, ref):
+        assert bool(s.converged.all())
+        assert float(s.duality_gap.max()) <= TOL
+        A, U = s.alpha, prob.U
+        assert bool((A >= 0).all()) and bool((A <= U).all())
+        assert float((A * prob.y).sum(1).abs().max()) <= 1e-9 * float(A.sum(1).max())
+    # the same optimum: primal values, and w = sum a_i y_i x_i, b (unique here)
+    p, q = sol.primal.numpy(), ref.primal.numpy()
+    assert np.abs(p - q).max() <= 1e-8 * np.abs(q).max()
+    w = ((sol.alpha * prob.y) @ prob.X).numpy()
+    wr = ((ref.alpha * prob.y) @ prob.X).numpy()
+    assert np.abs(w - wr).max() <= 1e-6 * max(1.0, np.abs(wr).max())
+    # decision values against libsvm at a tight tolerance: the roots (first C) and a
+    # problem of the last C of the first and last replicates
+    c_idx = prob.index["c_idx"].numpy()
+    rep_idx = prob.index["rep_idx"].numpy()
+    B = counts.shape[0]
+    picks = [
+        int(np.nonzero((c_idx == c) & (rep_idx == r))[0][0])
+        for c in (0, len(CS) - 1)
+        for r in (0, B - 1)
+    ]
+    F = sol.select(torch.as_tensor(picks)).decision_function(
+        prob.X, prob.y, prob.X, kernel="linear", gamma=prob.gamma
+    )
+    for j, p_ in enumerate(picks):
+        svc = SVC(kernel="linear", C=CS[c_idx[p_]], tol=1e-10).fit(
+            X, prob.y.numpy(), sample_weight=counts[rep_idx[p_]]
+        )
+        fr = svc.decision_function(X)
+        assert np.abs(fr - F[j].numpy()).max() <= 1e-5 * max(1.0, np.abs(fr).max())
+
+
+@pytest.mark.parametrize(
+    ("kind", "accepted"), [("breast_cancer", True), ("flipped", False)]
+)
+def test_vertex_roots_match_interior_point_route(
+    kind: str, accepted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    B = 40
+    pilot = box_qp._vertex_pilot_rows(B)
+    assert 1 < pilot < B  # a pilot and rows after it
+    prob, X, counts = _problem(kind, B)
+    sol, seen = _solve(prob, True, monkeypatch)
+    ref, seen_ref = _solve(prob, False, monkeypatch)
+    assert seen_ref["roots"] is None and seen_ref["zero_starts"] == []
+    roots, left = seen["roots"], seen["left"]
+    assert roots.numel() == B  # the first C
+    if accepted:
+        # the pilot and the rest were solved from 0, and most certified there
+        assert seen["zero_starts"] == [pilot, B - pilot]
+        assert left.numel() < B // 4
+    else:
+        assert seen["zero_starts"] == [pilot]
+        assert bool(torch.isin(roots[pilot:], left).all())
+    # rows certified from the vertex: iterations within the cap, not the interior
+    # point's; the others: the vertex iterations spent plus the interior point's
+    done = roots[~torch.isin(roots, left)]
+    k1 = X.shape[1] + 1
+    assert bool((sol.n_iter[done] <= box_qp._VERTEX_MAX_ITERS * k1).all())
+    tried = roots if accepted else roots[:pilot]
+    capped = tried[torch.isin(tried, left)]
+    if not accepted:
+        assert capped.numel() > 0
+        # rows after a rejected pilot: the interior point's alone
+        assert bool((sol.n_iter[roots[pilot:]] == ref.n_iter[roots[pilot:]]).all())
+    cap = box_qp._VERTEX_MAX_ITERS * k1
+    assert bool((sol.n_iter[capped] >= cap + ref.n_iter[capped]).all())
+    _check_against_ipm_route_and_libsvm(prob, X, counts, sol, ref)
+
+
+def test_vertex_roots_capped_rows_go_to_the_interior_point(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the flipped labels' roots take 180-260 iterations from 0 (k + 1 = 7): a cap of
+    # 30 (k + 1) stops some of them uncertified, and a pilot threshold no pilot
+    # exceeds tries every row; the capped rows must come back from the interior point
+    # with the same answers
+    prob, X, counts = _problem("flipped", 12)
+    monkeypatch.setattr(box_qp, "_VERTEX_PILOT_SHARE", 2)
+    monkeypatch.setattr(box_qp, "_VERTEX_PILOT_ROWS", 5)
+    monkeypatch.setattr(box_qp, "_VERTEX_PILOT_ITERS", 10**6)
+    monkeypatch.setattr(box_qp, "_VERTEX_MAX_ITERS", 30)
+    sol, seen = _solve(prob, True, monkeypatch)
+    ref, _ = _solve(prob, False, monkeypatch)
+    assert seen["zero_starts"] == [5, 7]
+    left = seen["left"]
+    assert 0 < left.numel() < 12  # some capped, some certified from 0
+    k1 = X.shape[1] + 1
+    assert bool((sol.n_iter[left] >= 30 * k1 + ref.n_iter[left]).all())
+    _check_against_ipm_route_and_libsvm(prob, X, counts, sol, ref)
+
+
+def test_vertex_pilot_rows() -> None:
+    # one root in _VERTEX_PILOT_SHARE, at least one, at most _VERTEX_PILOT_ROWS: a
+    # rejected pilot costs a small share of trying every root from a = 0
+    share, most = box_qp._VERTEX_PILOT_SHARE, box_qp._VERTEX_PILOT_ROWS
+    assert box_qp._vertex_pilot_rows(1) == 1
+    assert box_qp._vertex_pilot_rows(share) == 1
+    assert box_qp._vertex_pilot_rows(share + 1) == 2
+    assert box_qp._vertex_pilot_rows(500) == min(most, -(-500 // share))
+    assert box_qp._vertex_pilot_rows(10**6) == most
+
+
+def test_vertex_roots_only_with_the_compiled_kernel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the torch active set (the route on CUDA and without numba) never tries a = 0
+    prob, *_ = _problem("breast_cancer", 3)
+    called = []
+    real = BoxQpSolver._roots_from_vertex
+
+    def spy(self, *a):  # noqa: ANN001, ANN002, ANN202
+        called.append(1)
+        return real(self, *a)
+
+    monkeypatch.setattr(BoxQpSolver, "_roots_from_vertex", spy)
+    sol = BoxQpSolver(SolverConfig(tol=TOL, active_set_kernel="torch"))(prob)
+    assert bool(sol.converged.all()) and not called
+    monkeypatch.setattr(box_qp, "use_kernel", lambda kernel, device: False)
+    sol = BoxQpSolver(SolverConfig(tol=TOL))(prob)
+    assert bool(sol.converged.all()) and not called
+    monkeypatch.undo()
+    monkeypatch.setattr(BoxQpSolver, "_roots_from_vertex", spy)
+    BoxQpSolver(SolverConfig(tol=TOL))(prob)
+    assert called  # the default on the CPU with numba
+
+
+def test_no_vertex_roots_on_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    # CUDA tensors take the torch active set, whose roots the interior point solves
+    assert not box_qp.use_kernel("auto", torch.device("cuda"))
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    prob, X, counts = _problem("breast_cancer", 4)
+    called = []
+    monkeypatch.setattr(
+        BoxQpSolver, "_roots_from_vertex", lambda *a: called.append(1) or a[4]
+    )
+    sol = BoxQpSolver(SolverConfig(tol=TOL))(prob.to("cuda"))
+    assert bool(sol.converged.all()) and not called
