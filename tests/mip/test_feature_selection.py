@@ -181,9 +181,9 @@ def test_kernel_upper_bounds():
     np.testing.assert_allclose(u, [100.0, 2.0])
 
 
-def _svm_objective(X, y, C, v=None):
+def _svm_objective(X, y, C, v=None, tol=1e-10):
     v = np.ones(len(y)) if v is None else v
-    clf = SVC(kernel="linear", C=C, tol=1e-10).fit(X, y, sample_weight=v)
+    clf = SVC(kernel="linear", C=C, tol=tol).fit(X, y, sample_weight=v)
     w = clf.coef_[0]
     xi = np.maximum(0, 1 - y * clf.decision_function(X))
     return 0.5 * w @ w + C * v @ xi
@@ -267,20 +267,122 @@ def test_cardinality_svm_enumeration_stopped_by_the_time_limit_warns() -> None:
     assert check_feasible(model, res.result.x, tol=1e-6)[0]
 
 
-def test_cardinality_svm_enumeration_gives_way_to_the_miqp_when_too_many_subsets(
+def test_cardinality_svm_screen_gives_way_to_the_miqp_when_it_cannot_list(
     monkeypatch,
 ) -> None:
     from torchsvm.mip import feature_selection as fsm
 
     X, y = _toy(5, n=24, d=6, noise=0.8)
     cfg = MipConfig(time_limit=60.0, mip_rel_gap=1e-6)
-    monkeypatch.setattr(fsm, "CARDINALITY_ENUM_MAX", 10)  # C(6, 3) = 20 subsets
-    res = solve_cardinality_svm(X, y, 3, C=1.0, config=cfg)
-    assert "subsets solved" not in res.result.message
     ref = solve_cardinality_svm(X, y, 3, C=1.0, config=cfg, method="enumerate")
+    monkeypatch.setattr(fsm, "CARDINALITY_SCREEN_MIN", 10)  # C(6, 3) = 20 subsets
+    screened = solve_cardinality_svm(X, y, 3, C=1.0, config=cfg)
+    assert "settled" in screened.result.message
+    assert screened.result.objective == pytest.approx(ref.result.objective, rel=1e-9)
+    # a screen that may list no subset proves nothing: the MIQP takes over
+    monkeypatch.setattr(fsm, "_SCREEN_CAP", 0)
+    res = solve_cardinality_svm(X, y, 3, C=1.0, config=cfg)
+    assert "settled" not in res.result.message
+    assert "subsets solved" not in res.result.message
     assert res.result.objective == pytest.approx(ref.result.objective, rel=1e-5)
     with pytest.raises(ValueError, match="method must be"):
         solve_cardinality_svm(X, y, 3, method="brute")
+
+
+@pytest.mark.parametrize(
+    ("k", "big_m", "weighted", "seed"),
+    [
+        (1, 100.0, False, 0),
+        (2, 100.0, True, 1),
+        (2, 0.3, False, 2),
+        (3, 100.0, False, 3),
+        (3, 0.3, True, 4),
+        (4, 100.0, True, 5),
+    ],
+)
+def test_cardinality_dual_screen_matches_enumeration_and_cvxpy(
+    k, big_m, weighted, seed
+) -> None:
+    """The dual screen's optimum is the enumeration's, with fewer subset QPs.
+
+    Oracles: every subset's QP by HiGHS (``method="enumerate"``), and every subset's
+    QP by cvxpy's conic solver (``|w| <= M`` binds at ``M = 0.3``).
+    """
+    cp = pytest.importorskip("cvxpy")
+    X, y = _toy(seed, n=36, d=9, noise=0.8)
+    v = np.random.default_rng(seed).uniform(0.3, 3.0, size=36) if weighted else None
+    kw = dict(C=0.7, big_m=big_m, sample_weight=v)
+    cfg = MipConfig(time_limit=60.0, mip_rel_gap=1e-6)
+    enum = solve_cardinality_svm(X, y, k, config=cfg, method="enumerate", **kw)
+    screen = solve_cardinality_svm(X, y, k, config=cfg, method="screen", **kw)
+    n_subsets = math.comb(9, k)
+    assert "settled" in screen.result.message
+    assert screen.result.status.value == "optimal" and screen.result.mip_gap == 0.0
+    assert screen.result.objective == pytest.approx(enum.result.objective, rel=1e-9)
+    assert screen.result.n_iter < n_subsets == enum.result.n_iter
+    model = build_cardinality_miqp(X, y, k, C=0.7, big_m=big_m, sample_weight=v)
+    assert check_feasible(model, screen.result.x, tol=1e-6)[0]
+    assert screen.support.sum() <= k
+    cv = np.ones(36) if v is None else v
+
+    def subset_qp(S: tuple[int, ...]) -> float:
+        w, b, xi = cp.Variable(k), cp.Variable(), cp.Variable(36)
+        cons = [
+            cp.multiply(y, X[:, list(S)] @ w + b) >= 1 - xi,
+            xi >= 0,
+            cp.abs(w) <= big_m,
+        ]
+        obj = 0.5 * cp.sum_squares(w) + 0.7 * cv @ xi
+        return cp.Problem(cp.Minimize(obj), cons).solve()
+
+    best = min(subset_qp(S) for S in itertools.combinations(range(9), k))
+    assert screen.result.objective == pytest.approx(best, rel=1e-5, abs=1e-6)
+
+
+def test_subsets_above_lists_exactly_the_subsets_over_the_threshold() -> None:
+    from torchsvm.mip.feature_selection import _subsets_above
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        d = int(rng.integers(1, 11))
+        k = int(rng.integers(0, min(d, 5) + 1))
+        h = np.sort(rng.normal(size=d))[::-1].copy()
+        if rng.random() < 0.3:
+            h = np.round(h * 8) / 8  # ties at the threshold, exact in binary
+        tau = float(np.round(rng.normal() * 12) / 8)
+        want = {
+            S for S in itertools.combinations(range(d), k) if h[list(S)].sum() > tau
+        }
+        got = _subsets_above(h, tau, k, 10**6)
+        assert got is not None and got.shape == (len(want), k)
+        assert set(map(tuple, got.tolist())) == want
+        if len(want) > 1:
+            assert _subsets_above(h, tau, k, len(want) - 1) is None
+
+
+def test_cardinality_huber_conjugate_is_the_box_constrained_maximum() -> None:
+    from torchsvm.mip.feature_selection import _huber_conjugate
+
+    s = np.linspace(-3.0, 3.0, 61)
+    w = np.linspace(-0.7, 0.7, 14001)[:, None]  # |w| <= M = 0.7
+    brute = (w * s - 0.5 * w * w).max(axis=0)
+    np.testing.assert_allclose(_huber_conjugate(s, 0.7), brute, atol=1e-7)
+
+
+def test_cardinality_subset_qp_survives_highs_stalling() -> None:
+    # HiGHS's regularised QP cycled to its time limit on every one of these
+    # single-feature QPs (|w| <= 0.3 binds); the capped retry solves each at once
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 12))
+    y = np.where(X[:, 0] - X[:, 3] + 0.8 * rng.normal(size=40) > 0, 1.0, -1.0)
+    cfg = MipConfig(time_limit=30.0, mip_rel_gap=1e-6)
+    # (before the retry, the first QP took the whole time limit: "no subset solved")
+    res = solve_cardinality_svm(
+        X, y, 1, C=0.7, big_m=0.3, config=cfg, method="enumerate"
+    )
+    assert res.result.status.value == "optimal"
+    miqp = solve_cardinality_svm(X, y, 1, C=0.7, big_m=0.3, config=cfg, method="miqp")
+    assert res.result.objective == pytest.approx(miqp.result.objective, rel=1e-5)
 
 
 @pytest.mark.parametrize("with_z", [False, True])

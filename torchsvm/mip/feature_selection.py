@@ -77,7 +77,14 @@ from torchsvm.exceptions import (
     SolverTimeLimitWarning,
 )
 from torchsvm.mip.highs import solve_highs
-from torchsvm.mip.model import MipConfig, MipModel, MipResult, check_feasible
+from torchsvm.mip.model import (
+    MipConfig,
+    MipModel,
+    MipResult,
+    check_feasible,
+    validate_model,
+)
+from torchsvm.mip.qp_ipm import solve_qp_ipm
 from torchsvm.mip.solve import solve_model
 from torchsvm.mip.subset_search import (
     fit_subsets,
@@ -1380,7 +1387,7 @@ def solve_cardinality_svm(
 ) -> CardinalityResult:
     """Solve the cardinality-constrained SVM exactly.
 
-    Two exact routes:
+    Three exact routes:
 
     - ``"enumerate"``: the convex QP of every subset of ``min(k_max, d)`` features
       (HiGHS QP, ``|w_k| <= M`` as column bounds), keeping the cheapest. Every
@@ -1389,14 +1396,19 @@ def solve_cardinality_svm(
       is a face of a larger one: ``w_k = 0`` is allowed there); the least of these
       QP optima is therefore the MIQP optimum, proven without branching. Meant for
       few subsets: ``k_max = 1`` on ``d`` features is ``d`` QPs of ``2 + n`` columns.
+    - ``"screen"``: the same optimum over the same subsets, most of them settled
+      by weak duality instead of a QP (:func:`_cardinality_by_dual_screen`): any
+      dual point of one subset's QP bounds every subset's, and the bound is a sum
+      over features. Meant for many subsets: ``k_max = 2`` on leukemia_golub's 7129
+      genes is 25.4 million.
     - ``"miqp"``: the outer approximation of :mod:`torchsvm.mip.outer_approx` on
       :func:`build_cardinality_miqp`.
 
-    ``"auto"`` enumerates when there are at most :data:`CARDINALITY_ENUM_MAX`
+    ``"auto"`` enumerates when there are at most :data:`CARDINALITY_SCREEN_MIN`
     subsets, for as long as the QPs solved so far (checked every 8) predict the whole
-    enumeration within 80 % of the time limit; otherwise it takes the MIQP with the
-    time left, started from the cheapest subset solved so far when that beats
-    ``warm_start``.
+    enumeration within 80 % of the time limit, and screens otherwise (within 80 % of
+    it). If that does not prove the optimum it takes the MIQP with the time left,
+    started from the cheapest subset solved so far when that beats ``warm_start``.
 
     Parameters
     ----------
@@ -1406,9 +1418,10 @@ def solve_cardinality_svm(
         Overall time limit (the whole call) and gap of the outer approximation.
     warm_start : (w, b), optional
         A linear SVM on all features; its ``k_max`` largest ``|w_k|`` give the start.
-    method : {"auto", "enumerate", "miqp"}, default="auto"
-        ``"enumerate"`` enumerates whatever the number of subsets (and stops at the
-        time limit with its incumbent, gap unknown: ``inf``).
+    method : {"auto", "screen", "enumerate", "miqp"}, default="auto"
+        ``"enumerate"`` enumerates whatever the number of subsets, and ``"screen"``
+        screens whatever their number; either stops at the time limit with its
+        incumbent, gap unknown (``inf``).
 
     Returns
     -------
@@ -1419,17 +1432,20 @@ def solve_cardinality_svm(
     SolverError
         If no feasible point is found within the time limit.
     """
-    if method not in ("auto", "enumerate", "miqp"):
+    if method not in ("auto", "screen", "enumerate", "miqp"):
         raise ValueError(
-            f"method must be 'auto', 'enumerate' or 'miqp', got {method!r}"
+            f"method must be 'auto', 'screen', 'enumerate' or 'miqp', got {method!r}"
         )
     t0 = time.perf_counter()
     config = MipConfig() if config is None else config
     X, y, v = check_selection_data(X, y, sample_weight)
     n, d = X.shape
     model = build_cardinality_miqp(X, y, k_max, C, big_m, sample_weight=v)
+    n_subsets = math.comb(d, min(int(k_max), d))
     enum = None
-    if method != "miqp":
+    if method == "enumerate" or (
+        method == "auto" and n_subsets <= CARDINALITY_SCREEN_MIN
+    ):
         enum = _cardinality_by_enumeration(
             X,
             y,
@@ -1441,8 +1457,25 @@ def solve_cardinality_svm(
             t0,
             force=method == "enumerate",
         )
-        if enum is not None and (enum.proven or method == "enumerate"):
-            return enum.result(d, n, time.perf_counter() - t0)
+    elif method in ("auto", "screen"):
+        first = None
+        if warm_start is not None:
+            w0 = np.asarray(warm_start[0], float)
+            first = np.argsort(-np.abs(w0), kind="stable")[: min(int(k_max), d)]
+        enum = _cardinality_by_dual_screen(
+            X,
+            y,
+            v,
+            int(k_max),
+            float(C),
+            float(big_m),
+            config,
+            t0,
+            first=first,
+            share=1.0 if method == "screen" else _ENUM_SHARE,
+        )
+    if enum is not None and (enum.proven or method in ("enumerate", "screen")):
+        return enum.result(d, n, time.perf_counter() - t0)
     start = None
     if warm_start is not None:
         w0 = np.clip(np.asarray(warm_start[0], float), -big_m, big_m)
@@ -1469,11 +1502,6 @@ def solve_cardinality_svm(
     return CardinalityResult(support=delta, w=w, b=float(res.x[d]), result=res)
 
 
-#: At most this many subsets are enumerated by :func:`solve_cardinality_svm` with
-#: ``method="auto"`` (``k_max = 1`` on leukemia_golub's 7129 genes is 7129 QPs).
-CARDINALITY_ENUM_MAX = 20_000
-
-
 def _cardinality_value(model: MipModel, x: np.ndarray) -> float:
     """The MIQP objective ``1/2 x'Qx + c'x`` at ``x``."""
     Qx = model.Q @ x if model.Q is not None else np.zeros_like(x)
@@ -1490,6 +1518,7 @@ class _Enumeration:
     proven: bool
     n_qp: int
     n_subsets: int
+    how: str = ""  # how the proof went, when not by solving every subset
 
     def x(self, d: int, n: int) -> np.ndarray:
         """The best point in the MIQP's columns ``[w (d), b, xi (n), delta (d)]``."""
@@ -1511,7 +1540,7 @@ class _Enumeration:
         delta = x[d + 1 + n :] > 0.5
         if self.proven:
             status, bound, gap = SolveStatus.optimal, self.best_obj, 0.0
-            msg = f"every one of the {self.n_subsets} subsets solved (QP)"
+            msg = self.how or f"every one of the {self.n_subsets} subsets solved (QP)"
         else:
             status, bound, gap = SolveStatus.time_limit, -math.inf, math.inf
             msg = f"time limit after {self.n_qp} of {self.n_subsets} subset QPs"
@@ -1548,17 +1577,15 @@ def _cardinality_by_enumeration(
 ) -> _Enumeration | None:
     """Solve the SVM QP of every subset of ``min(k_max, d)`` features (HiGHS QP).
 
-    Returns None when there are too many subsets to try (``force=False``); a
-    result with ``proven=False`` when the budget (80 % of the time limit, or
-    the whole limit with ``force``) ran out before the last subset.
+    Returns a result with ``proven=False`` when the budget (80 % of the time limit,
+    or the whole limit with ``force``) ran out, or was predicted to run out
+    (``force=False``), before the last subset.
     """
     from itertools import combinations
 
     n, d = X.shape
     k = min(max(int(k_max), 0), d)
     n_subsets = math.comb(d, k)
-    if not force and n_subsets > CARDINALITY_ENUM_MAX:
-        return None
     share = 1.0 if force else _ENUM_SHARE
     deadline = t0 + share * config.time_limit
     rows = sp.eye_array(n, format="csr")
@@ -1570,6 +1597,7 @@ def _cardinality_by_enumeration(
     yX = y[:, None] * X
     out = _Enumeration(math.inf, np.zeros(0, dtype=np.int64), None, False, 0, n_subsets)
     t_first = time.perf_counter()
+    best_model = None
     for S in combinations(range(d), k):
         now = time.perf_counter()
         if now >= deadline:
@@ -1581,21 +1609,10 @@ def _cardinality_by_enumeration(
             if now + per * (n_subsets - out.n_qp) > deadline:
                 return out
         S = np.asarray(S, dtype=np.int64)
-        A = sp.hstack([sp.csr_array(yX[:, S]), yv, rows], format="csr")
-        model = MipModel(
-            c=c,
-            A=A,
-            row_lower=np.ones(n),
-            row_upper=np.full(n, np.inf),
-            col_lower=lo,
-            col_upper=up,
-            Q=Q,
-        )
-        cfg = replace(config, time_limit=max(1e-3, deadline - now))
-        try:
-            res = solve_model(model, cfg)
-        except SolverError as err:
-            logger.info("cardinality subset QP %s failed: %s", S.tolist(), err)
+        model = _subset_qp(yX, yv, rows, S, c, lo, up, Q)
+        res = _solve_subset_qp(model, config, deadline - now)
+        if res is None:
+            logger.info("cardinality subset QP %s: no solution", S.tolist())
             return out
         out.n_qp += 1
         if res.status is not SolveStatus.optimal or res.x is None:
@@ -1604,11 +1621,88 @@ def _cardinality_by_enumeration(
             out.best_obj, out.best_S, out.best_x = float(res.objective), S, res.x
             best_model = model
     out.proven = True
-    # the winner again, unregularised and at tight tolerances: HiGHS's QP adds 1e-7 to
-    # the Hessian (qp_regularization_value) and stops at 1e-7, which moved decision
-    # values by 7e-8 between equivalent models (weights against repeated rows)
+    _polish_best(out, best_model, config, t0)
+    return out
+
+
+def _subset_qp(
+    yX: np.ndarray,
+    yv: sp.csr_array,
+    rows: sp.csr_array,
+    S: np.ndarray,
+    c: np.ndarray,
+    lo: np.ndarray,
+    up: np.ndarray,
+    Q: sp.dia_array | None,
+) -> MipModel:
+    """The SVM QP on the features ``S``: columns ``[w_S, b, xi]``, ``|w_S| <= M``."""
+    n = yX.shape[0]
+    A = sp.hstack([sp.csr_array(yX[:, S]), yv, rows], format="csr")
+    return MipModel(
+        c=c,
+        A=A,
+        row_lower=np.ones(n),
+        row_upper=np.full(n, np.inf),
+        col_lower=lo,
+        col_upper=up,
+        Q=Q,
+    )
+
+
+def _solve_subset_qp(
+    model: MipModel, config: MipConfig, time_limit: float
+) -> MipResult | None:
+    """One subset QP within ``time_limit`` seconds; None if it was not solved.
+
+    HiGHS's active-set QP first, its iterations capped at ``_SUBSET_QP_ITERS`` per
+    row and column: with its default Hessian regularisation (1e-7) it can cycle on
+    these semidefinite QPs until the time limit (every single-feature QP of a 40 x 12
+    problem at ``M = 0.3``, while the interior point took 3 ms), so a stalled run is
+    retried unregularised and then by the interior point (:func:`solve_qp_ipm`,
+    which gives no duals).
+    """
+    model = validate_model(model)
+    t_end = time.perf_counter() + time_limit
+    cap = _SUBSET_QP_ITERS * (model.n_rows + model.n_cols)
+    for extra in ({}, {"qp_regularization_value": 0.0}):
+        left = t_end - time.perf_counter()
+        if left <= 0:
+            return None
+        try:
+            res = solve_highs(
+                model,
+                config,
+                time_limit=left,
+                warn=False,
+                options={"qp_iteration_limit": cap, **extra},
+            )
+        except SolverError:
+            continue
+        if res.status is SolveStatus.optimal and res.x is not None:
+            return res
+    left = t_end - time.perf_counter()
+    if left <= 0:
+        return None
+    res = solve_qp_ipm(model, time_limit=left)
+    return res if res.status is SolveStatus.optimal and res.x is not None else None
+
+
+#: Iterations per row and column of HiGHS's QP on one subset before the retry
+#: (see :func:`_solve_subset_qp`).
+_SUBSET_QP_ITERS = 20
+
+
+def _polish_best(
+    out: _Enumeration, best_model: MipModel | None, config: MipConfig, t0: float
+) -> None:
+    """Solve the winning subset's QP again, unregularised and at tight tolerances.
+
+    HiGHS's QP adds 1e-7 to the Hessian (``qp_regularization_value``) and stops at
+    1e-7, which moved decision values by 7e-8 between equivalent models (weights
+    against repeated rows).
+    """
     left = t0 + config.time_limit - time.perf_counter()
-    if out.best_x is not None and left > 0:
+    if out.best_x is not None and best_model is not None and left > 0:
         tight = replace(config, feasibility_tol=_POLISH_TOL, time_limit=left)
         try:
             res = solve_highs(
@@ -1625,7 +1719,242 @@ def _cardinality_by_enumeration(
         else:
             if res.status is SolveStatus.optimal and res.x is not None:
                 out.best_obj, out.best_x = float(res.objective), res.x
+
+
+def _huber_conjugate(s: np.ndarray, big_m: float) -> np.ndarray:
+    """``h(s) = max_{|w| <= M} (w s - w^2 / 2)``: ``s^2 / 2``, linear beyond ``M``."""
+    a = np.abs(s)
+    return np.where(a <= big_m, 0.5 * s * s, big_m * a - 0.5 * big_m * big_m)
+
+
+def _subsets_above(h: np.ndarray, tau: float, k: int, cap: int) -> np.ndarray | None:
+    """Every ``k``-subset of positions of ``h`` whose values sum to more than ``tau``.
+
+    ``h`` must be sorted in decreasing order. Returns the subsets as rows of
+    increasing positions, shape ``(m, k)``, or None when there are more than
+    ``cap``. Sorted values bound every completion of a partial subset by its next
+    values, so the search visits only prefixes that can still exceed ``tau``.
+    """
+    d = h.size
+    if k == 0:
+        return np.zeros((1 if tau < 0.0 else 0, 0), dtype=np.int64)
+    if k > d:
+        return np.zeros((0, k), dtype=np.int64)
+    cs = np.concatenate([[0.0], np.cumsum(h)])
+    neg = -h  # increasing: searchsorted counts the positions whose h exceeds a value
+    chunks: list[np.ndarray] = []
+    total = 0
+
+    def fits(m: int) -> bool:
+        """Count ``m`` more subsets; False once there are more than ``cap``."""
+        nonlocal total
+        total += m
+        return total <= cap
+
+    def emit(prefix: list[int], block: np.ndarray) -> bool:
+        head = np.broadcast_to(
+            np.asarray(prefix, dtype=np.int64), (block.shape[0], len(prefix))
+        )
+        chunks.append(np.hstack([head, block]))
+        return True  # the search goes on
+
+    def search(prefix: list[int], p: int, m: int, acc: float) -> bool:
+        if m == 1:
+            hi = int(np.searchsorted(neg, -(tau - acc), side="left"))
+            if hi <= p:
+                return True
+            if not fits(hi - p):
+                return False
+            return emit(prefix, np.arange(p, hi, dtype=np.int64)[:, None])
+        if m == 2:
+            q = np.arange(p, d - 1, dtype=np.int64)
+            if q.size == 0:
+                return True
+            lim = np.searchsorted(neg, -(tau - acc - h[q]), side="left")
+            cnt = np.clip(lim - q - 1, 0, None)
+            tot = int(cnt.sum())
+            if tot == 0:
+                return True
+            if not fits(tot):  # counted before any subset is built
+                return False
+            qq = np.repeat(q, cnt)
+            rr = qq + 1 + (np.arange(tot) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+            return emit(prefix, np.column_stack([qq, rr]))
+        for q in range(p, d - m + 1):
+            if acc + cs[q + m] - cs[q] <= tau:
+                break  # later positions complete no better
+            if not search([*prefix, q], q + 1, m - 1, acc + h[q]):
+                return False
+        return True
+
+    if not search([], 0, k, 0.0):
+        return None
+    if not chunks:
+        return np.zeros((0, k), dtype=np.int64)
+    return np.vstack(chunks)
+
+
+def _cardinality_by_dual_screen(
+    X: np.ndarray,
+    y: np.ndarray,
+    v: np.ndarray,
+    k_max: int,
+    C: float,
+    big_m: float,
+    config: MipConfig,
+    t0: float,
+    first: np.ndarray | None = None,
+    share: float = 1.0,
+) -> _Enumeration:
+    """The cheapest subset QP, with most subsets settled by dual bounds alone.
+
+    Any ``alpha`` with ``0 <= alpha_i <= C v_i`` is feasible in the dual of every
+    subset's QP (SPEC S6's cardinality SVM on the features ``S``, ``|w_j| <= M``),
+    so weak duality bounds all of them at once::
+
+        P(S) >= sum(alpha) - |sum(alpha_i y_i)| B - sum_{j in S} h(s_j),
+        s_j = sum_i alpha_i y_i x_ij,   h(s) = max_{|w| <= M} (w s - w^2 / 2).
+
+    ``B = 1 + M k max|x_ij|`` bounds ``|b|``: the hinge sum is piecewise linear in
+    ``b`` with breakpoints ``b = y_i - w.x_i``, so an optimal ``b`` lies at one of
+    them. The bound is separable over features, so the subsets it cannot settle
+    against the incumbent ``U`` (those with ``sum_S h > sum(alpha) - ... - U``) are
+    listed from the sorted ``h`` without visiting the others. Each solved QP gives its
+    optimal duals as another ``alpha`` (projected onto ``sum alpha_i y_i = 0``) and
+    perhaps a better ``U``. The subsets left are solved best bound first, and the
+    list shrinks with every new ``alpha`` and ``U``. When the list is empty, every
+    subset either was solved or has a bound of at least ``U`` (less ``1e-9 |U|``),
+    so the incumbent is optimal.
+
+    Stops unproven at ``share`` of the time limit, or when the subsets it would
+    list stay more than ``_SCREEN_CAP`` after the most promising ones are solved.
+    """
+    n, d = X.shape
+    k = min(max(int(k_max), 0), d)
+    n_subsets = math.comb(d, k)
+    deadline = t0 + share * config.time_limit
+    rows = sp.eye_array(n, format="csr")
+    yv = sp.csr_array(y[:, None])
+    c = np.concatenate([np.zeros(k + 1), C * v])
+    lo = np.concatenate([np.full(k, -big_m), [-np.inf], np.zeros(n)])
+    up = np.concatenate([np.full(k, big_m), [np.inf], np.full(n, np.inf)])
+    Q = sp.diags_array(np.concatenate([np.ones(k), np.zeros(1 + n)]))
+    yX = y[:, None] * X
+    cap_alpha = C * v
+    b_max = 1.0 + big_m * k * float(np.abs(X).max(initial=0.0))
+    pos = y > 0
+    out = _Enumeration(math.inf, np.zeros(0, dtype=np.int64), None, False, 0, n_subsets)
+    bases: list[float] = []
+    hs: list[np.ndarray] = []
+    solved: set[tuple[int, ...]] = set()
+    best_model: MipModel | None = None
+
+    def add_alpha(alpha: np.ndarray) -> None:
+        alpha = np.clip(alpha, 0.0, cap_alpha)
+        a_pos, a_neg = alpha[pos].sum(), alpha[~pos].sum()
+        if a_pos > a_neg:
+            alpha[pos] *= a_neg / a_pos
+        elif a_neg > a_pos:
+            alpha[~pos] *= a_pos / a_neg
+        residual = abs(float(alpha @ y))
+        bases.append(float(alpha.sum()) - residual * b_max)
+        hs.append(_huber_conjugate(yX.T @ alpha, big_m))
+
+    def solve(S: tuple[int, ...]) -> bool:
+        """Solve one subset's QP; False when out of time."""
+        nonlocal best_model
+        now = time.perf_counter()
+        if now >= deadline:
+            return False
+        solved.add(S)
+        model = _subset_qp(yX, yv, rows, np.asarray(S, np.int64), c, lo, up, Q)
+        res = _solve_subset_qp(model, config, deadline - now)
+        if res is None:
+            logger.info("cardinality subset QP %s: no solution", list(S))
+            return False
+        out.n_qp += 1
+        if res.status is not SolveStatus.optimal or res.x is None:
+            return False
+        if res.objective < out.best_obj:
+            out.best_obj = float(res.objective)
+            out.best_S, out.best_x = np.asarray(S, np.int64), res.x
+            best_model = model
+        if res.row_duals is not None:
+            add_alpha(np.abs(res.row_duals[:n]))
+        return True
+
+    def bound(cand: np.ndarray, which: range) -> np.ndarray:
+        lb = np.full(cand.shape[0], -np.inf)
+        for a in which:
+            np.maximum(lb, bases[a] - hs[a][cand].sum(axis=1), out=lb)
+        return lb
+
+    def promising() -> tuple[int, ...] | None:
+        """The unsolved subset of least bound among the latest ``h``'s top features."""
+        for r in (k + 6, k + 12, 2 * k + 24):
+            top = np.argsort(-hs[-1], kind="stable")[: min(r, d)]
+            cand = np.sort(np.array(list(combinations(top.tolist(), k))), axis=1)
+            order = np.argsort(bound(cand, range(len(bases))), kind="stable")
+            for i in order:
+                S = tuple(int(j) for j in cand[i])
+                if S not in solved:
+                    return S
+        return None
+
+    # a dual point before any QP: the upper bounds C v (balanced), which also
+    # rank the features when no first subset is given (largest |s_j|)
+    add_alpha(cap_alpha.copy())
+    if first is None or first.size != k:
+        first = np.argsort(-np.abs(yX.T @ cap_alpha), kind="stable")[:k]
+    if not solve(tuple(sorted(int(j) for j in first))):
+        return out
+    cand = None
+    while cand is None:
+        tol = 1e-9 * max(1.0, abs(out.best_obj))
+        for a in sorted(range(len(bases)), key=lambda a: -bases[a])[:8]:
+            order = np.argsort(-hs[a], kind="stable")
+            at = _subsets_above(
+                hs[a][order], bases[a] - out.best_obj + tol, k, _SCREEN_CAP
+            )
+            if at is not None:
+                cand = np.sort(order[at], axis=1)
+                break
+        if cand is None:
+            S = promising()
+            if S is None or not solve(S):
+                return out
+    n_alpha = len(bases)
+    lb = bound(cand, range(n_alpha))
+    while True:
+        tol = 1e-9 * max(1.0, abs(out.best_obj))
+        if len(bases) > n_alpha:
+            np.maximum(lb, bound(cand, range(n_alpha, len(bases))), out=lb)
+            n_alpha = len(bases)
+        keep = lb < out.best_obj - tol
+        cand, lb = cand[keep], lb[keep]
+        if cand.shape[0] == 0:
+            break
+        i = int(np.argmin(lb))
+        S = tuple(int(j) for j in cand[i])
+        cand, lb = np.delete(cand, i, axis=0), np.delete(lb, i)
+        if S not in solved and not solve(S):
+            return out
+    out.proven = True
+    out.how = (
+        f"all {n_subsets} subsets settled: {out.n_qp} solved (QP), the rest by "
+        f"{len(bases)} dual bounds"
+    )
+    _polish_best(out, best_model, config, t0)
     return out
+
+
+#: ``method="auto"`` settles subsets by dual bounds (:func:`_cardinality_by_dual_screen`)
+#: when there are more than this many; fewer are all solved.
+CARDINALITY_SCREEN_MIN = 64
+
+#: The dual screen lists at most this many unsettled subsets at once; until one of
+#: its bounds leaves fewer, it solves promising subsets for better bounds.
+_SCREEN_CAP = 1_000_000
 
 
 #: Share of the time limit the enumeration may take with ``method="auto"``; the MIQP
