@@ -1588,13 +1588,7 @@ def _cardinality_by_enumeration(
     n_subsets = math.comb(d, k)
     share = 1.0 if force else _ENUM_SHARE
     deadline = t0 + share * config.time_limit
-    rows = sp.eye_array(n, format="csr")
-    yv = sp.csr_array(y[:, None])
-    c = np.concatenate([np.zeros(k + 1), C * v])
-    lo = np.concatenate([np.full(k, -big_m), [-np.inf], np.zeros(n)])
-    up = np.concatenate([np.full(k, big_m), [np.inf], np.full(n, np.inf)])
-    Q = sp.diags_array(np.concatenate([np.ones(k), np.zeros(1 + n)])) if k else None
-    yX = y[:, None] * X
+    qps = _SubsetQps(X, y, v, k, C, big_m)
     out = _Enumeration(math.inf, np.zeros(0, dtype=np.int64), None, False, 0, n_subsets)
     t_first = time.perf_counter()
     best_model = None
@@ -1609,7 +1603,7 @@ def _cardinality_by_enumeration(
             if now + per * (n_subsets - out.n_qp) > deadline:
                 return out
         S = np.asarray(S, dtype=np.int64)
-        model = _subset_qp(yX, yv, rows, S, c, lo, up, Q)
+        model = qps.model(S)
         res = _solve_subset_qp(model, config, deadline - now)
         if res is None:
             logger.info("cardinality subset QP %s: no solution", S.tolist())
@@ -1625,28 +1619,45 @@ def _cardinality_by_enumeration(
     return out
 
 
-def _subset_qp(
-    yX: np.ndarray,
-    yv: sp.csr_array,
-    rows: sp.csr_array,
-    S: np.ndarray,
-    c: np.ndarray,
-    lo: np.ndarray,
-    up: np.ndarray,
-    Q: sp.dia_array | None,
-) -> MipModel:
-    """The SVM QP on the features ``S``: columns ``[w_S, b, xi]``, ``|w_S| <= M``."""
-    n = yX.shape[0]
-    A = sp.hstack([sp.csr_array(yX[:, S]), yv, rows], format="csr")
-    return MipModel(
-        c=c,
-        A=A,
-        row_lower=np.ones(n),
-        row_upper=np.full(n, np.inf),
-        col_lower=lo,
-        col_upper=up,
-        Q=Q,
-    )
+class _SubsetQps:
+    """The SVM QPs on ``k``-feature subsets: columns ``[w_S, b, xi]``, ``|w_S| <= M``.
+
+    Everything but the subset's columns of ``y x`` is shared by all subsets.
+    """
+
+    def __init__(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        v: np.ndarray,
+        k: int,
+        C: float,
+        big_m: float,
+    ) -> None:
+        n = X.shape[0]
+        self.yX = y[:, None] * X
+        self._yv = sp.csr_array(y[:, None])
+        self._rows = sp.eye_array(n, format="csr")
+        self._c = np.concatenate([np.zeros(k + 1), C * v])
+        self._lo = np.concatenate([np.full(k, -big_m), [-np.inf], np.zeros(n)])
+        self._up = np.concatenate([np.full(k, big_m), [np.inf], np.full(n, np.inf)])
+        self._Q = (
+            sp.diags_array(np.concatenate([np.ones(k), np.zeros(1 + n)])) if k else None
+        )
+
+    def model(self, S: np.ndarray) -> MipModel:
+        """The QP on the features ``S`` (``k`` of them)."""
+        n = self.yX.shape[0]
+        A = sp.hstack([sp.csr_array(self.yX[:, S]), self._yv, self._rows], format="csr")
+        return MipModel(
+            c=self._c,
+            A=A,
+            row_lower=np.ones(n),
+            row_upper=np.full(n, np.inf),
+            col_lower=self._lo,
+            col_upper=self._up,
+            Q=self._Q,
+        )
 
 
 def _solve_subset_qp(
@@ -1833,13 +1844,8 @@ def _cardinality_by_dual_screen(
     k = min(max(int(k_max), 0), d)
     n_subsets = math.comb(d, k)
     deadline = t0 + share * config.time_limit
-    rows = sp.eye_array(n, format="csr")
-    yv = sp.csr_array(y[:, None])
-    c = np.concatenate([np.zeros(k + 1), C * v])
-    lo = np.concatenate([np.full(k, -big_m), [-np.inf], np.zeros(n)])
-    up = np.concatenate([np.full(k, big_m), [np.inf], np.full(n, np.inf)])
-    Q = sp.diags_array(np.concatenate([np.ones(k), np.zeros(1 + n)]))
-    yX = y[:, None] * X
+    qps = _SubsetQps(X, y, v, k, C, big_m)
+    yX = qps.yX
     cap_alpha = C * v
     b_max = 1.0 + big_m * k * float(np.abs(X).max(initial=0.0))
     pos = y > 0
@@ -1867,7 +1873,7 @@ def _cardinality_by_dual_screen(
         if now >= deadline:
             return False
         solved.add(S)
-        model = _subset_qp(yX, yv, rows, np.asarray(S, np.int64), c, lo, up, Q)
+        model = qps.model(np.asarray(S, np.int64))
         res = _solve_subset_qp(model, config, deadline - now)
         if res is None:
             logger.info("cardinality subset QP %s: no solution", list(S))
