@@ -103,6 +103,30 @@ def test_bad_archives_are_refused(tmp_path: Path) -> None:
         run_experiment(load_config(TINY, FAST), None, archive=tmp_path / "x.jsonl.gz")
 
 
+def test_archive_holds_every_finished_unit_when_the_run_is_stopped(
+    tmp_path: Path,
+) -> None:
+    # a driver killed after its second unit (the machine lost, the run folder with
+    # it): the archive already has both finished units, and a new folder resumes them
+    archive = tmp_path / "u.jsonl.gz"
+    seen: list[str] = []
+
+    def stop_after_two(i: int, total: int, key: str, status: str) -> None:
+        seen.append(key)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    cfg = load_config(TINY, FAST)
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(cfg, tmp_path / "a", archive=archive, progress=stop_after_two)
+    with gzip.open(archive, "rt") as fh:
+        keys = [json.loads(line).get("key") for line in fh][1:]
+    assert keys == sorted(seen)
+    shutil.rmtree(tmp_path / "a")
+    again = run_experiment(cfg, tmp_path / "b", archive=archive)
+    assert again.n_resumed == 2 and again.report["meta"]["n_restored"] == 2
+
+
 def test_archive_of_another_config_is_refused(tmp_path: Path) -> None:
     run_experiment(load_config(TINY, FAST), tmp_path / "a")
     archive = tmp_path / "u.jsonl.gz"

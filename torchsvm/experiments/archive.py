@@ -5,8 +5,9 @@ their scratch folders. :func:`export_units` packs the run folder's ``config.toml
 every ``units/<key>.json`` into one gzip-compressed JSON-lines file; :func:`import_units`
 unpacks it into a (new or partly finished) run folder, so that the runner resumes from
 there. ``python -m torchsvm.train --out DIR --archive FILE`` does both: it restores the
-units of ``FILE`` that ``DIR`` lacks before running and writes ``FILE`` afterwards (also
-with ``--report-only``, so a report can be made from the archive alone).
+units of ``FILE`` that ``DIR`` lacks before running, rewrites ``FILE`` as each unit
+finishes, and once more at the end (also with ``--report-only``, so a report can be made
+from the archive alone).
 
 File format (``torchsvm-units``, version 1), one JSON object per line:
 

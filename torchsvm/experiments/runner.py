@@ -519,8 +519,9 @@ def run_experiment(
     archive : path, optional
         A unit archive (:mod:`torchsvm.experiments.archive`) to keep in step with
         ``out_dir``: where it exists, the units it has and ``out_dir`` lacks are
-        restored first; after the run (or the report) it is rewritten with every unit
-        of ``out_dir``. Needs ``out_dir``.
+        restored first; it is rewritten with every unit of ``out_dir`` as each unit
+        finishes (so a lost run folder costs only the units in progress) and after
+        the run (or the report). Needs ``out_dir``.
 
     Raises
     ------
@@ -594,6 +595,10 @@ def run_experiment(
                         "result": payload,
                     },
                 )
+                if archive is not None:
+                    # every finished unit is in the committed archive at once: a
+                    # machine that loses the run folder loses only the unit in progress
+                    export_units(out, archive)
         else:
             failures[unit.key] = payload
             logger.warning("unit %s failed: %s", unit.key, payload)
