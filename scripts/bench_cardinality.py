@@ -2,7 +2,7 @@
 
 Solves the linear cardinality MIQP that ``card_linear`` / ``card_rbf`` of
 ``torchsvm.experiments.feature_selection`` solve on a fold: the fold's rows
-(``load_fold_data``, as the experiment splits and preprocesses them), ``k`` (by default
+(``fold_rows``, as the experiment splits and preprocesses them), ``k`` (by default
 the experiment's: the size ``fs_linear`` selects; pass ``--k`` to skip that fit), the
 given ``C`` values (the experiment takes the linear and the RBF inner CV's C), big-M 100
 and the config's time limit (gap 1e-4), warm-started from a linear SVM on all features as
@@ -33,7 +33,6 @@ def main() -> None:
     from torchsvm.config import load_config
     from torchsvm.estimators.selection import CostSensitiveFeatureSelector
     from torchsvm.experiments import feature_selection as fsx
-    from torchsvm.experiments.runner import load_fold_data
     from torchsvm.mip.feature_selection import solve_cardinality_svm
     from torchsvm.mip.model import MipConfig
 
@@ -56,19 +55,10 @@ def main() -> None:
 
     cfg = load_config(args.config)
     s = cfg.feature_selection
-    n_rows = fsx._n_rows(cfg, args.dataset)
-    n_folds = n_rows if n_rows < s.loo_below_rows else cfg.protocol.n_folds
     limit = cfg.mip.time_limit if args.time_limit is None else args.time_limit
     print(f"load before: {os.getloadavg()}", flush=True)
     for fold in args.folds:
-        d = load_fold_data(
-            cfg,
-            args.dataset,
-            fold,
-            n_folds=n_folds,
-            max_train_rows=s.max_train_rows,
-            target=fsx._target(cfg, args.dataset),
-        )
+        d = fsx.fold_rows(cfg, args.dataset, fold)
         X, y = d["X_train"], d["y_train"]
         k = args.k
         if k is None:

@@ -1,7 +1,7 @@
 """(P1) with Hoeffding floors on outer folds of the feature_selection experiment.
 
 Reproduces the ``fs_hoeffding_linear`` fit of ``torchsvm.experiments.feature_selection``
-on the chosen folds: the fold's rows (``load_fold_data``, as the experiment splits and
+on the chosen folds: the fold's rows (``fold_rows``, as the experiment splits and
 preprocesses them), the targets from the linear inner CV (``min{1, rate0 - slack}``),
 and ``CostSensitiveFeatureSelector`` with Hoeffding alpha, big-M, C and time limit of
 ``configs/feature_selection.toml``. Prints one line per fold (size, status, proven
@@ -31,7 +31,6 @@ def main() -> None:
     from torchsvm.config import load_config
     from torchsvm.estimators.selection import CostSensitiveFeatureSelector
     from torchsvm.experiments import feature_selection as fsx
-    from torchsvm.experiments.runner import load_fold_data
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default="configs/feature_selection.toml")
@@ -48,19 +47,10 @@ def main() -> None:
 
     cfg = load_config(args.config)
     s = cfg.feature_selection
-    n_rows = fsx._n_rows(cfg, args.dataset)
-    n_folds = n_rows if n_rows < s.loo_below_rows else cfg.protocol.n_folds
     limit = cfg.mip.time_limit if args.time_limit is None else args.time_limit
     print(f"load before: {os.getloadavg()}", flush=True)
     for fold in args.folds:
-        d = load_fold_data(
-            cfg,
-            args.dataset,
-            fold,
-            n_folds=n_folds,
-            max_train_rows=s.max_train_rows,
-            target=fsx._target(cfg, args.dataset),
-        )
+        d = fsx.fold_rows(cfg, args.dataset, fold)
         X, y = d["X_train"], d["y_train"]
         cv = fsx._inner_cv(X, y, "linear", cfg, cfg.protocol.seed + fold)
         p_tpr = min(1.0, max(0.0, cv["tpr"] - s.target_slack))

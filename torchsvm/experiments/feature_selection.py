@@ -50,7 +50,15 @@ from torchsvm.experiments.csvm import settings_table
 from torchsvm.experiments.report import ProtocolReport, save_figure
 from torchsvm.experiments.runner import Unit, load_fold_data, subsample_rows
 
-__all__ = ["METHODS", "POSITIVE", "THESIS", "assemble", "run_unit", "units"]
+__all__ = [
+    "METHODS",
+    "POSITIVE",
+    "THESIS",
+    "assemble",
+    "fold_rows",
+    "run_unit",
+    "units",
+]
 
 #: dataset -> positive class (ch. 4: the majority class is positive)
 POSITIVE = {
@@ -106,8 +114,7 @@ def units(cfg: ExperimentConfig) -> list[Unit]:
     """One unit per (dataset, outer fold); leave-one-out below ``loo_below_rows`` rows."""
     out = []
     for name in cfg.data.datasets:
-        n = _n_rows(cfg, name)
-        k = n if n < cfg.feature_selection.loo_below_rows else cfg.protocol.n_folds
+        k = _n_folds(cfg, name)
         n_run = k if cfg.protocol.max_folds == 0 else min(cfg.protocol.max_folds, k)
         width = max(2, len(str(k - 1)))
         out += [
@@ -119,17 +126,34 @@ def units(cfg: ExperimentConfig) -> list[Unit]:
     return out
 
 
+def _n_folds(cfg: ExperimentConfig, name: str) -> int:
+    """Outer folds of ``name``: leave-one-out below ``loo_below_rows`` rows."""
+    n = _n_rows(cfg, name)
+    return n if n < cfg.feature_selection.loo_below_rows else cfg.protocol.n_folds
+
+
+def fold_rows(
+    cfg: ExperimentConfig, name: str, fold: int, n_folds: int | None = None
+) -> dict[str, Any]:
+    """Outer fold ``fold`` of ``name`` as a unit gets it (:func:`load_fold_data`).
+
+    ``n_folds`` defaults to the protocol's (:func:`units`); benchmark scripts use this
+    to reproduce one fold's fits.
+    """
+    return load_fold_data(
+        cfg,
+        name,
+        fold,
+        n_folds=_n_folds(cfg, name) if n_folds is None else n_folds,
+        max_train_rows=cfg.feature_selection.max_train_rows,
+        target=_target(cfg, name),
+    )
+
+
 def run_unit(cfg: ExperimentConfig, unit: Unit) -> dict[str, Any]:
     """Inner CV, targets and every method on one outer fold."""
     p = unit.params
-    d = load_fold_data(
-        cfg,
-        p["dataset"],
-        p["fold"],
-        n_folds=p["n_folds"],
-        max_train_rows=cfg.feature_selection.max_train_rows,
-        target=_target(cfg, p["dataset"]),
-    )
+    d = fold_rows(cfg, p["dataset"], p["fold"], p["n_folds"])
     rec = _fold(d["X_train"], d["y_train"], d["X_test"], d["y_test"], cfg, p["fold"])
     rec["positive"] = str(d["dataset"].positive_label)
     return rec
