@@ -279,8 +279,14 @@ def test_cardinality_svm_screen_gives_way_to_the_miqp_when_it_cannot_list(
     screened = solve_cardinality_svm(X, y, 3, C=1.0, config=cfg)
     assert "settled" in screened.result.message
     assert screened.result.objective == pytest.approx(ref.result.objective, rel=1e-9)
-    # a screen that may list no subset proves nothing: the MIQP takes over
+    # a screen that may list no subset and runs out of its share proves nothing:
+    # the MIQP takes over
     monkeypatch.setattr(fsm, "_SCREEN_CAP", 0)
+    solved_all = solve_cardinality_svm(X, y, 3, C=1.0, config=cfg)  # until all solved
+    assert solved_all.result.status.value == "optimal"
+    assert solved_all.result.n_iter == 20
+    assert solved_all.result.objective == pytest.approx(ref.result.objective, rel=1e-9)
+    monkeypatch.setattr(fsm, "_ENUM_SHARE", 1e-4)
     res = solve_cardinality_svm(X, y, 3, C=1.0, config=cfg)
     assert "settled" not in res.result.message
     assert "subsets solved" not in res.result.message
@@ -358,6 +364,52 @@ def test_subsets_above_lists_exactly_the_subsets_over_the_threshold() -> None:
         assert set(map(tuple, got.tolist())) == want
         if len(want) > 1:
             assert _subsets_above(h, tau, k, len(want) - 1) is None
+
+
+@pytest.mark.parametrize("big_m", [100.0, 0.4])
+def test_cardinality_screen_bound_never_exceeds_the_subset_optimum(big_m) -> None:
+    """Weak duality, with the scaled dual point: every bound is below the subset's QP
+    optimum (cvxpy), for dual points balanced or not, large or small."""
+    cp = pytest.importorskip("cvxpy")
+    from torchsvm.mip.feature_selection import _huber_conjugate, _screen_bound
+
+    X, y = _toy(7, n=30, d=6, noise=0.8)
+    C = 1.5
+    v = np.random.default_rng(1).uniform(0.5, 2.0, size=30)
+    k = 2
+    subsets = np.array(list(itertools.combinations(range(6), k)))
+
+    def subset_qp(S) -> float:
+        w, b, xi = cp.Variable(k), cp.Variable(), cp.Variable(30)
+        cons = [
+            cp.multiply(y, X[:, list(S)] @ w + b) >= 1 - xi,
+            xi >= 0,
+            cp.abs(w) <= big_m,
+        ]
+        obj = 0.5 * cp.sum_squares(w) + C * (v @ xi)
+        return cp.Problem(cp.Minimize(obj), cons).solve()
+
+    opt = np.array([subset_qp(S) for S in subsets])
+    b_max = 1.0 + big_m * k * np.abs(X).max()
+    rng = np.random.default_rng(2)
+    tight = 0
+    for scale in (1.0, 0.3, 0.05):
+        for _ in range(20):
+            alpha = rng.uniform(0.0, 1.0, size=30) * C * v * scale
+            s = (y[:, None] * X).T @ alpha
+            base = alpha.sum() - abs(alpha @ y) * b_max
+            lb = _screen_bound(base, _huber_conjugate(s, big_m), 0.5 * s * s, subsets)
+            assert np.all(lb <= opt + 1e-6 * np.maximum(1.0, opt))
+            # balanced: the bound is useful (positive) on some subsets
+            pos = y > 0
+            alpha[pos] *= alpha[~pos].sum() / alpha[pos].sum()
+            s = (y[:, None] * X).T @ alpha
+            lb = _screen_bound(
+                alpha.sum(), _huber_conjugate(s, big_m), 0.5 * s * s, subsets
+            )
+            assert np.all(lb <= opt + 1e-6 * np.maximum(1.0, opt))
+            tight += int(np.any(lb > 0.5 * opt))
+    assert tight > 0
 
 
 def test_cardinality_huber_conjugate_is_the_box_constrained_maximum() -> None:

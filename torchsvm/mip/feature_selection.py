@@ -63,9 +63,10 @@ import logging
 import math
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -1738,71 +1739,115 @@ def _huber_conjugate(s: np.ndarray, big_m: float) -> np.ndarray:
     return np.where(a <= big_m, 0.5 * s * s, big_m * a - 0.5 * big_m * big_m)
 
 
-def _subsets_above(h: np.ndarray, tau: float, k: int, cap: int) -> np.ndarray | None:
-    """Every ``k``-subset of positions of ``h`` whose values sum to more than ``tau``.
+def _iter_subsets_above(
+    h: np.ndarray, tau: float, k: int, chunk: int = 1 << 20, count_only: bool = False
+) -> Iterator[np.ndarray | int]:
+    """The ``k``-subsets of positions of ``h`` whose values sum to more than ``tau``.
 
-    ``h`` must be sorted in decreasing order. Returns the subsets as rows of
-    increasing positions, shape ``(m, k)``, or None when there are more than
-    ``cap``. Sorted values bound every completion of a partial subset by its next
-    values, so the search visits only prefixes that can still exceed ``tau``.
+    ``h`` must be sorted in decreasing order. Yields the subsets in blocks of at most
+    about ``chunk`` rows of increasing positions, shape ``(m, k)`` (or, with
+    ``count_only``, the blocks' sizes). Sorted values bound every completion of a
+    partial subset by its next values, so the search visits only prefixes that can
+    still exceed ``tau``.
     """
     d = h.size
     if k == 0:
-        return np.zeros((1 if tau < 0.0 else 0, 0), dtype=np.int64)
+        if tau < 0.0:
+            yield 1 if count_only else np.zeros((1, 0), dtype=np.int64)
+        return
     if k > d:
-        return np.zeros((0, k), dtype=np.int64)
+        return
     cs = np.concatenate([[0.0], np.cumsum(h)])
     neg = -h  # increasing: searchsorted counts the positions whose h exceeds a value
-    chunks: list[np.ndarray] = []
-    total = 0
 
-    def fits(m: int) -> bool:
-        """Count ``m`` more subsets; False once there are more than ``cap``."""
-        nonlocal total
-        total += m
-        return total <= cap
-
-    def emit(prefix: list[int], block: np.ndarray) -> bool:
+    def with_prefix(prefix: list[int], block: np.ndarray) -> np.ndarray:
         head = np.broadcast_to(
             np.asarray(prefix, dtype=np.int64), (block.shape[0], len(prefix))
         )
-        chunks.append(np.hstack([head, block]))
-        return True  # the search goes on
+        return np.hstack([head, block])
 
-    def search(prefix: list[int], p: int, m: int, acc: float) -> bool:
+    def search(prefix: list[int], p: int, m: int, acc: float) -> Iterator[Any]:
         if m == 1:
             hi = int(np.searchsorted(neg, -(tau - acc), side="left"))
-            if hi <= p:
-                return True
-            if not fits(hi - p):
-                return False
-            return emit(prefix, np.arange(p, hi, dtype=np.int64)[:, None])
+            if hi > p:
+                yield (
+                    hi - p
+                    if count_only
+                    else with_prefix(prefix, np.arange(p, hi, dtype=np.int64)[:, None])
+                )
+            return
         if m == 2:
             q = np.arange(p, d - 1, dtype=np.int64)
             if q.size == 0:
-                return True
+                return
             lim = np.searchsorted(neg, -(tau - acc - h[q]), side="left")
             cnt = np.clip(lim - q - 1, 0, None)
-            tot = int(cnt.sum())
-            if tot == 0:
-                return True
-            if not fits(tot):  # counted before any subset is built
-                return False
-            qq = np.repeat(q, cnt)
-            rr = qq + 1 + (np.arange(tot) - np.repeat(np.cumsum(cnt) - cnt, cnt))
-            return emit(prefix, np.column_stack([qq, rr]))
+            if count_only:
+                tot = int(cnt.sum())
+                if tot:
+                    yield tot
+                return
+            # blocks of consecutive first positions, each about ``chunk`` pairs
+            ends = np.cumsum(cnt)
+            lo = 0
+            while lo < q.size:
+                base = int(ends[lo - 1]) if lo else 0
+                hi = int(np.searchsorted(ends, base + chunk, side="right"))
+                hi = max(hi, lo + 1)
+                c = cnt[lo:hi]
+                tot = int(c.sum())
+                if tot:
+                    qq = np.repeat(q[lo:hi], c)
+                    rr = qq + 1 + (np.arange(tot) - np.repeat(np.cumsum(c) - c, c))
+                    yield with_prefix(prefix, np.column_stack([qq, rr]))
+                lo = hi
+            return
         for q in range(p, d - m + 1):
             if acc + cs[q + m] - cs[q] <= tau:
                 break  # later positions complete no better
-            if not search([*prefix, q], q + 1, m - 1, acc + h[q]):
-                return False
-        return True
+            yield from search([*prefix, q], q + 1, m - 1, acc + h[q])
 
-    if not search([], 0, k, 0.0):
+    yield from search([], 0, k, 0.0)
+
+
+def _subsets_above(h: np.ndarray, tau: float, k: int, cap: int) -> np.ndarray | None:
+    """Every ``k``-subset of positions of ``h`` (sorted decreasing) whose values sum to
+    more than ``tau``, shape ``(m, k)``; None when there are more than ``cap``."""
+    if sum(_take(_iter_subsets_above(h, tau, k, count_only=True), cap + 1)) > cap:
         return None
-    if not chunks:
-        return np.zeros((0, k), dtype=np.int64)
-    return np.vstack(chunks)
+    blocks = list(_iter_subsets_above(h, tau, k))
+    return np.vstack(blocks) if blocks else np.zeros((0, k), dtype=np.int64)
+
+
+def _take(counts: Iterator[Any], limit: int) -> Iterator[int]:
+    """The counts, stopped once their sum exceeds ``limit``."""
+    total = 0
+    for c in counts:
+        total += int(c)
+        yield int(c)
+        if total > limit:
+            return
+
+
+def _screen_bound(
+    base: float, h: np.ndarray, q: np.ndarray, cand: np.ndarray
+) -> np.ndarray:
+    """One dual point's lower bounds on the subset QPs ``cand`` (rows of features).
+
+    ``base = sum(alpha) - |sum alpha_i y_i| B``, ``h = h(s)`` and ``q = s^2 / 2`` per
+    feature. The better of the dual function at ``alpha``, ``base - sum_S h``, and at
+    ``t alpha`` for the best ``t`` in (0, 1]: ``t base - sum_S h(t s_j) >= t base -
+    t^2 sum_S q_j`` since ``h(u) <= u^2 / 2``, whose maximum is ``base - H`` if
+    ``2 H <= base`` and ``base^2 / (4 H)`` otherwise (``H = sum_S q_j``; only ``t -> 0``,
+    bound 0, where ``base <= 0``).
+    """
+    lb = base - h[cand].sum(axis=1)
+    if base <= 0.0:
+        return lb
+    H = q[cand].sum(axis=1)
+    with np.errstate(divide="ignore"):
+        g = np.where(2.0 * H <= base, base - H, base * base / (4.0 * H))
+    return np.maximum(lb, g)
 
 
 def _cardinality_by_dual_screen(
@@ -1851,9 +1896,11 @@ def _cardinality_by_dual_screen(
     pos = y > 0
     out = _Enumeration(math.inf, np.zeros(0, dtype=np.int64), None, False, 0, n_subsets)
     bases: list[float] = []
-    hs: list[np.ndarray] = []
+    hs: list[np.ndarray] = []  # h(s_j) per feature, one array per dual point
+    qs: list[np.ndarray] = []  # s_j^2 / 2 per feature
     solved: set[tuple[int, ...]] = set()
     best_model: MipModel | None = None
+    rng = np.random.default_rng(0)
 
     def add_alpha(alpha: np.ndarray) -> None:
         alpha = np.clip(alpha, 0.0, cap_alpha)
@@ -1863,8 +1910,10 @@ def _cardinality_by_dual_screen(
         elif a_neg > a_pos:
             alpha[~pos] *= a_pos / a_neg
         residual = abs(float(alpha @ y))
+        s_ = yX.T @ alpha
         bases.append(float(alpha.sum()) - residual * b_max)
-        hs.append(_huber_conjugate(yX.T @ alpha, big_m))
+        hs.append(_huber_conjugate(s_, big_m))
+        qs.append(0.5 * s_ * s_)
 
     def solve(S: tuple[int, ...]) -> bool:
         """Solve one subset's QP; False when out of time."""
@@ -1889,11 +1938,78 @@ def _cardinality_by_dual_screen(
             add_alpha(np.abs(res.row_duals[:n]))
         return True
 
+    def q_limit(a: int) -> float:
+        """The scaled bound ``max_t g(t)`` of dual point ``a`` reaches the incumbent
+        where ``sum_S q_j`` is at most this."""
+        base, ub = bases[a], out.best_obj
+        if base <= ub:
+            return -math.inf
+        return base * base / (4.0 * ub) if 2.0 * ub <= base else base - ub
+
+    def bound_one(a: int, cand: np.ndarray) -> np.ndarray:
+        return _screen_bound(bases[a], hs[a], qs[a], cand)
+
     def bound(cand: np.ndarray, which: range) -> np.ndarray:
         lb = np.full(cand.shape[0], -np.inf)
         for a in which:
-            np.maximum(lb, bases[a] - hs[a][cand].sum(axis=1), out=lb)
+            np.maximum(lb, bound_one(a, cand), out=lb)
         return lb
+
+    def unsettled(block: np.ndarray, order: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The subsets of ``block`` no dual point settles, with their best bounds."""
+        cut = out.best_obj - 1e-9 * max(1.0, abs(out.best_obj))
+        lb = np.full(block.shape[0], -np.inf)
+        idx = np.arange(block.shape[0])
+        for a in order:
+            lb[idx] = np.maximum(lb[idx], bound_one(a, block[idx]))
+            idx = idx[lb[idx] < cut]
+            if idx.size == 0:
+                break
+        return block[idx], lb[idx]
+
+    def listing() -> tuple[np.ndarray, np.ndarray] | None:
+        """Every subset no dual point settles, or None if that takes too long.
+
+        The subsets one dual point leaves (by ``h`` or by ``q``, whichever leaves
+        fewer, at most ``_SCREEN_STREAM``) are streamed in blocks and filtered by
+        every other dual point; None when more than ``_SCREEN_CAP`` survive.
+        """
+        tol = 1e-9 * max(1.0, abs(out.best_obj))
+        best = None
+        for a in sorted(range(len(bases)), key=lambda a: -bases[a])[:8]:
+            for vals, tau in ((hs[a], bases[a] - out.best_obj), (qs[a], q_limit(a))):
+                if tau == -math.inf:
+                    continue
+                srt = np.sort(vals)[::-1]
+                m = sum(
+                    _take(
+                        _iter_subsets_above(srt, tau + tol, k, count_only=True),
+                        _SCREEN_STREAM,
+                    )
+                )
+                if m <= _SCREEN_STREAM and (best is None or m < best[0]):
+                    best = (m, a, vals, tau)
+        if best is None:
+            return None
+        _, a0, vals, tau = best
+        order = np.argsort(-vals, kind="stable")
+        others = [a for a in range(len(bases)) if a != a0]
+        others.sort(key=lambda a: -bases[a])
+        kept: list[np.ndarray] = []
+        lbs: list[np.ndarray] = []
+        total = 0
+        for block in _iter_subsets_above(vals[order], tau + tol, k):
+            if time.perf_counter() >= deadline:
+                return None
+            c, lb = unsettled(np.sort(order[block], axis=1), [a0, *others])
+            total += c.shape[0]
+            if total > _SCREEN_CAP:
+                return None
+            kept.append(c)
+            lbs.append(lb)
+        if not kept:
+            return np.zeros((0, k), dtype=np.int64), np.zeros(0)
+        return np.vstack(kept), np.concatenate(lbs)
 
     def promising() -> tuple[int, ...] | None:
         """The unsolved subset of least bound among the latest ``h``'s top features."""
@@ -1907,6 +2023,10 @@ def _cardinality_by_dual_screen(
                     return S
         return None
 
+    def random_subset() -> tuple[int, ...]:
+        """A subset drawn at random: its duals settle typical subsets."""
+        return tuple(sorted(int(j) for j in rng.choice(d, size=k, replace=False)))
+
     # a dual point before any QP: the upper bounds C v (balanced), which also
     # rank the features when no first subset is given (largest |s_j|)
     add_alpha(cap_alpha.copy())
@@ -1914,23 +2034,30 @@ def _cardinality_by_dual_screen(
         first = np.argsort(-np.abs(yX.T @ cap_alpha), kind="stable")[:k]
     if not solve(tuple(sorted(int(j) for j in first))):
         return out
-    cand = None
-    while cand is None:
-        tol = 1e-9 * max(1.0, abs(out.best_obj))
-        for a in sorted(range(len(bases)), key=lambda a: -bases[a])[:8]:
-            order = np.argsort(-hs[a], kind="stable")
-            at = _subsets_above(
-                hs[a][order], bases[a] - out.best_obj + tol, k, _SCREEN_CAP
-            )
-            if at is not None:
-                cand = np.sort(order[at], axis=1)
+    # more dual points (promising and random subsets, alternately) until the subsets
+    # none of them settles can be listed; listing is tried after 1, 2, 4, ... QPs
+    listed = None
+    next_try = 1
+    while listed is None:
+        if out.n_qp >= next_try:
+            listed = listing()
+            next_try *= 2
+            if listed is not None:
                 break
-        if cand is None:
+        if len(solved) >= n_subsets:
+            listed = np.zeros((0, k), dtype=np.int64), np.zeros(0)
+            break  # every subset solved
+        S = promising() if out.n_qp % 2 else None
+        for _ in range(16 if S is None else 0):
+            S = random_subset()
+            if S not in solved:
+                break
+        if S is None or S in solved:
             S = promising()
-            if S is None or not solve(S):
-                return out
+        if S is None or S in solved or not solve(S):
+            return out
+    cand, lb = listed
     n_alpha = len(bases)
-    lb = bound(cand, range(n_alpha))
     while True:
         tol = 1e-9 * max(1.0, abs(out.best_obj))
         if len(bases) > n_alpha:
@@ -1958,9 +2085,13 @@ def _cardinality_by_dual_screen(
 #: when there are more than this many; fewer are all solved.
 CARDINALITY_SCREEN_MIN = 64
 
-#: The dual screen lists at most this many unsettled subsets at once; until one of
-#: its bounds leaves fewer, it solves promising subsets for better bounds.
+#: The dual screen lists at most this many unsettled subsets at once; until its
+#: bounds leave fewer, it solves more subsets for more bounds.
 _SCREEN_CAP = 1_000_000
+
+#: ... and streams at most this many subsets (those one dual point leaves) through
+#: all its bounds to find them.
+_SCREEN_STREAM = 50_000_000
 
 
 #: Share of the time limit the enumeration may take with ``method="auto"``; the MIQP
