@@ -1873,17 +1873,20 @@ def _cardinality_by_dual_screen(
 
     ``B = 1 + M k max|x_ij|`` bounds ``|b|``: the hinge sum is piecewise linear in
     ``b`` with breakpoints ``b = y_i - w.x_i``, so an optimal ``b`` lies at one of
-    them. The bound is separable over features, so the subsets it cannot settle
-    against the incumbent ``U`` (those with ``sum_S h > sum(alpha) - ... - U``) are
-    listed from the sorted ``h`` without visiting the others. Each solved QP gives its
-    optimal duals as another ``alpha`` (projected onto ``sum alpha_i y_i = 0``) and
-    perhaps a better ``U``. The subsets left are solved best bound first, and the
-    list shrinks with every new ``alpha`` and ``U``. When the list is empty, every
-    subset either was solved or has a bound of at least ``U`` (less ``1e-9 |U|``),
-    so the incumbent is optimal.
+    them. Each bound also takes ``t alpha`` at its best ``t`` in (0, 1]
+    (:func:`_screen_bound`). Both are separable over features, so the subsets one
+    ``alpha`` cannot settle against the incumbent ``U`` are listed from its sorted
+    per-feature terms without visiting the others, and streamed through every other
+    ``alpha``'s bound. Each solved QP (promising and random subsets, alternately, until
+    that listing leaves at most ``_SCREEN_CAP``) gives its optimal duals as another
+    ``alpha`` (balanced so that ``sum alpha_i y_i = 0``) and perhaps a better ``U``.
+    The subsets left are solved best bound first, and the list shrinks with every new
+    ``alpha`` and ``U``. When the list is empty, every subset either was solved or has
+    a bound of at least ``U`` (less ``1e-9 |U|``), so the incumbent is optimal.
 
-    Stops unproven at ``share`` of the time limit, or when the subsets it would
-    list stay more than ``_SCREEN_CAP`` after the most promising ones are solved.
+    Stops unproven at ``share`` of the time limit. Leukemia_golub (71 x 7129, k = 2,
+    25.4M subsets) is proven with 53 QPs at C = 2^-5 and about 1000-1400 at C = 2-4
+    (0.5-60 s; docs/benchmarks.md).
     """
     n, d = X.shape
     k = min(max(int(k_max), 0), d)
