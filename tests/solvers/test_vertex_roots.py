@@ -213,11 +213,13 @@ def test_vertex_roots_only_with_the_compiled_kernel(
     assert called  # the default on the CPU with numba
 
 
-def test_no_vertex_roots_on_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_compiled_kernel_is_off_for_cuda_tensors() -> None:
     # CUDA tensors take the torch active set, whose roots the interior point solves
     assert not box_qp.use_kernel("auto", torch.device("cuda"))
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
+
+
+@pytest.mark.gpu
+def test_no_vertex_roots_on_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
     prob, X, counts = _problem("breast_cancer", 4)
     called = []
     monkeypatch.setattr(

@@ -1575,7 +1575,7 @@ def _cardinality_by_enumeration(
     config: MipConfig,
     t0: float,
     force: bool = False,
-) -> _Enumeration | None:
+) -> _Enumeration:
     """Solve the SVM QP of every subset of ``min(k_max, d)`` features (HiGHS QP).
 
     Returns a result with ``proven=False`` when the budget (80 % of the time limit,
