@@ -270,7 +270,9 @@ def _feasible_sets(
     p: SelectionProblem, size: int, big_m: float
 ) -> set[tuple[int, ...]]:
     """Brute force: the subsets of ``size`` features whose (P1) MILP is feasible."""
-    model = build_selection_milp(p.X, p.y, p.tpr_floor, p.tnr_floor, big_m=big_m)
+    model = build_selection_milp(
+        p.X, p.y, p.tpr_floor, p.tnr_floor, big_m=big_m, sample_weight=p.v
+    )
     n, d = p.X.shape
     out = set()
     for S in itertools.combinations(range(d), size):
@@ -288,11 +290,11 @@ def _feasible_sets(
     return out
 
 
-def _strict_instance(seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _strict_instance(seed: int, n: int = 16) -> tuple[np.ndarray, np.ndarray]:
     # labels from four features; ties (a rounded column), a constant column and a
     # twin of column 0
     rng = np.random.default_rng(seed)
-    X = rng.normal(size=(16, 7))
+    X = rng.normal(size=(n, 7))
     y = np.where(X[:, :4] @ np.array([1.0, -1.0, 0.7, 0.9]) > 0, 1.0, -1.0)
     X[:, 4] = np.round(2 * X[:, 4]) / 2
     X[:, 5] = 0.7
@@ -345,9 +347,80 @@ def test_screen_triples_settles_twin_columns_with_the_doubled_bound() -> None:
     assert got == want
 
 
-def test_screen_triples_does_not_apply_when_a_row_may_drop() -> None:
+def test_screen_triples_does_not_apply_when_many_rows_may_drop() -> None:
     X, y = _strict_instance(0)
-    assert screen_triples(SelectionProblem.from_data(X, y, 1.0, 0.6), 100.0) is None
+    # TNR 0.6 of 6 negatives: 2 may drop, 1 with max_drops = 1
+    p = SelectionProblem.from_data(X, y, 1.0, 0.6)
+    assert screen_triples(p, 100.0, max_drops=1) is None
+    # 3 or more (both classes together) exceed the default of 3
+    assert screen_triples(SelectionProblem.from_data(X, y, 0.8, 0.6), 100.0) is None
+
+
+def _drop_floors(y: np.ndarray, k_pos: int, k_neg: int) -> tuple[float, float]:
+    """Floors that let (P1) drop exactly ``k_pos`` positives and ``k_neg`` negatives."""
+    n_pos, n_neg = int((y > 0).sum()), int((y < 0).sum())
+    return 1.0 - (k_pos + 0.5) / n_pos, 1.0 - (k_neg + 0.5) / n_neg
+
+
+@pytest.mark.parametrize(
+    ("seed", "k_pos", "k_neg", "weighted"),
+    [
+        (5, 0, 1, False),
+        (7, 0, 1, False),
+        (8, 0, 2, False),
+        (8, 1, 1, False),
+        (6, 1, 1, False),
+        (8, 2, 0, False),
+        (6, 0, 2, True),
+        (8, 2, 1, True),
+        (10, 0, 3, True),
+    ],
+)
+def test_screen_triples_with_droppable_rows_matches_brute_force(
+    seed: int, k_pos: int, k_neg: int, weighted: bool
+) -> None:
+    # rows may drop (budgets of 1-3 rows per class, or by weight): the triples it
+    # returns are exactly those whose (P1) feasibility MILP (z binaries, same floors)
+    # is feasible; ties, a constant column and a twin column as in the strict case
+    X, y = _strict_instance(seed, n=18)
+    if weighted:
+        v = np.random.default_rng(seed + 100).integers(1, 4, size=y.size)
+        tpr, tnr = {6: (1.0, 0.85), 8: (0.85, 0.85), 10: (1.0, 0.85)}[seed]
+        p = SelectionProblem.from_data(X, y, tpr, tnr, sample_weight=v.astype(float))
+    else:
+        p = SelectionProblem.from_data(X, y, *_drop_floors(y, k_pos, k_neg))
+    assert not _feasible_sets(p, 1, 20.0)
+    assert not _feasible_sets(p, 2, 20.0)  # its precondition
+    stats: dict[str, float] = {}
+    got = screen_triples(p, 20.0, stats=stats)
+    assert got is not None
+    assert (stats["drops_pos"], stats["drops_neg"]) == (k_pos, k_neg)
+    want = _feasible_sets(p, 3, 20.0)
+    assert {tuple(map(int, r)) for r in got} == want
+    assert len(want) < 35
+    # the witness covers refute octants here (not only the MILPs of step 4)
+    assert stats["open"] < 8 * 10  # 10 triples of the 5 representative columns
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dropping_a_negative_is_what_makes_a_triple_feasible(seed: int) -> None:
+    # labels from features 0-2 and one negative deep on the positive side: no triple
+    # keeps every row, the triple (0, 1, 2) does once that negative may be dropped
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(30, 6))
+    s = X[:, :3].sum(1)
+    y = np.where(s > 0, 1.0, -1.0)
+    y[np.argmax(s)] = -1.0
+    strict = SelectionProblem.from_data(X, y, 1.0, 1.0)
+    one = SelectionProblem.from_data(X, y, *_drop_floors(y, 0, 1))
+    for p in (strict, one):
+        assert not _feasible_sets(p, 1, 100.0)
+        assert not _feasible_sets(p, 2, 100.0)
+    assert screen_triples(strict, 100.0).shape[0] == 0
+    assert not _feasible_sets(strict, 3, 100.0)
+    got = {tuple(map(int, r)) for r in screen_triples(one, 100.0)}
+    assert got == _feasible_sets(one, 3, 100.0)
+    assert (0, 1, 2) in got
 
 
 def test_no_feasible_triple_proves_four_features() -> None:
@@ -380,3 +453,29 @@ def test_screen_triples_near_separable_matches_brute_force(seed: int) -> None:
     p = SelectionProblem.from_data(X, y, 1.0, 1.0)
     got = {tuple(map(int, r)) for r in screen_triples(p, 100.0)}
     assert got == _feasible_sets(p, 3, 100.0)
+
+
+def test_no_feasible_triple_with_a_droppable_row_proves_four_features() -> None:
+    # labels from four features on 70 rows and one negative deep on the positive
+    # side, which the TNR floor lets (P1) drop: no triple meets the floors even so
+    # (brute force), the triple screen proves it, and the bound 4 meets the
+    # incumbent without the full MILP
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(70, 12))
+    s = X[:, :4] @ np.array([1.0, 0.9, -0.8, 1.1])
+    y = np.where(s > 0, 1.0, -1.0)
+    y[np.argmax(s)] = -1.0
+    tpr, tnr = _drop_floors(y, 0, 1)
+    p = SelectionProblem.from_data(X, y, tpr, tnr)
+    stats: dict[str, float] = {}
+    assert screen_triples(p, 100.0, stats=stats).shape[0] == 0
+    assert stats["drops_neg"] == 1
+    assert not _feasible_sets(p, 3, 100.0)
+    res = solve_feature_selection(
+        X, y, tpr, tnr, config=MipConfig(time_limit=60), method="milp"
+    )
+    assert res.status is SolveStatus.optimal
+    assert res.cost == 4.0 and res.result.bound == 4.0
+    assert "0 triples of features pass the exact triple test" in res.result.message
+    model = build_selection_milp(X, y, p.tpr_floor, p.tnr_floor)
+    assert check_feasible(model, res.result.x)[0]

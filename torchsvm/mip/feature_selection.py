@@ -336,7 +336,8 @@ def solve_feature_selection(
        ``max_enumerate`` features (or ``method="milp"``), first the exact size screens
        (``_SubsetSearch.screen``: the 1-D test refutes single features and, when one
        class must keep every row, :func:`~torchsvm.mip.subset_search.screen_pairs`
-       refutes pairs, and when no row of either class may be dropped,
+       refutes pairs, and when at most a few rows may be dropped (none, or up to
+       three in all),
        :func:`~torchsvm.mip.subset_search.screen_triples` settles every triple), then
        an LP-priced forward selection with a swap descent whose
        sets are checked by (P1) restricted to them (``_SubsetSearch.local_search``);
@@ -956,7 +957,8 @@ class _SubsetSearch:
         2 when the exact 1-D test refutes every single feature, 3 when
         :func:`screen_pairs` also refutes every pair (it may take half of the
         remaining time: where it applies, the MILP's bound rarely passes 2), 4 when
-        :func:`screen_triples` (no row may be dropped) also refutes every triple; the
+        :func:`screen_triples` (at most three rows may be dropped) also refutes every
+        triple; the
         pairs and triples that meet the floors are offered as incumbents.
         """
         self.min_size = 0
@@ -978,8 +980,9 @@ class _SubsetSearch:
         """Triples of features that meet the floors (:func:`screen_triples`), offered
         as incumbents (the cheapest 8, by (P1) restricted to each).
 
-        Called once every pair is refuted; None when the screen does not apply (a row
-        may be dropped) or ran out of its share (half the remaining time); an empty
+        Called once every pair is refuted; None when the screen does not apply (more
+        than three rows may be dropped) or ran out of its share (half the remaining
+        time); an empty
         array proves that no triple meets the floors.
         """
         deadline = time.perf_counter() + 0.5 * max(0.0, self.remaining())

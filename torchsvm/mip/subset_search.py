@@ -498,13 +498,18 @@ def screen_triples(
     depth: int = 3,
     max_open: int = 1_000_000,
     stats: dict[str, float] | None = None,
+    max_drops: int = 3,
 ) -> np.ndarray | None:
-    """The feature triples that meet both floors when no row may be dropped.
+    """The feature triples on which (P1) is feasible (every other triple is refuted).
 
-    Applies when neither class may drop a row (both floors capped at 1, or short of
-    1 by less than one row) and must be called only once every single feature and
-    every pair of features is refuted for (P1) with this ``big_m`` (the exact 1-D
-    test and :func:`screen_pairs`). A (P1) point on a triple then has
+    Must be called only once every single feature and every pair of features is
+    refuted for (P1) with this ``big_m`` (the exact 1-D test and
+    :func:`screen_pairs`). Where a floor lets its class drop rows, at most
+    ``max_drops`` rows in all, the screen of :func:`_screen_triples_drops` runs (the
+    same steps, each octant or cone refuted when its witnesses admit no allowed drop
+    set); with larger budgets it does not apply (None). The rest of this docstring
+    is the case where neither class may drop a row (both floors capped at 1, or
+    short of 1 by less than one row). A (P1) point on a triple then has
     ``u . D_j >= 2`` for every difference ``D_j = h - o`` of a positive row ``h``
     and a negative row ``o`` (``u = w`` on the triple), with ``|u_k| <= M``, so
     ``||u||_1 <= 3M``. Steps, all exact:
@@ -549,36 +554,38 @@ def screen_triples(
         Filled with the columns kept by step 1 (``columns``), the octants open
         after step 2 (``open``) and after step 3 (``covered_open``), the LPs of
         step 4 (``lps``) and the seconds of steps 2-4 (``s_octants``, ``s_cover``,
-        ``s_lp``).
+        ``s_lp``); with droppable rows also the most positives and negatives a drop
+        set may hold (``drops_pos``, ``drops_neg``).
+    max_drops : int
+        Most rows (both classes together) the floors may let (P1) drop for the
+        screen to apply.
 
     Returns
     -------
     ndarray of shape (m, 3) or None
-        Every triple ``k < l < m`` on which (P1)'s LP is feasible, in lexicographic
+        Every triple ``k < l < m`` on which (P1) is feasible, in lexicographic
         order (empty: no triple of features meets the floors), or None when the
-        screen does not apply (a row may be dropped, or the masks would be too
-        large) or gave up.
+        screen does not apply (more than ``max_drops`` rows may be dropped, or the
+        masks would be too large) or gave up.
     """
     X, y, v = problem.X, problem.y, problem.v
     n, d = X.shape
     pos = y > 0
     M = float(big_m)
+    strict = True
     for cls, need in ((pos, problem.need_pos), (~pos, problem.need_neg)):
         if need <= 0 or not cls.any():
             return None
         if v[cls].sum() - need >= v[cls].min() - 1e-9:
-            return None  # this class may drop a row: not the strict case
+            strict = False  # this class may drop a row
+    if not strict:
+        return _screen_triples_drops(
+            problem, M, deadline, depth, max_open, max_drops, stats
+        )
     H, O = X[pos], X[~pos]
     J = H.shape[0] * O.shape[0]
     # step 1: one column per class of identical non-constant columns
-    live = np.flatnonzero(np.ptp(X, axis=0) > 0)
-    _, first, inv = np.unique(
-        X[:, live], axis=1, return_index=True, return_inverse=True
-    )
-    inv = np.asarray(inv).reshape(-1)
-    order = np.argsort(first)  # classes in the order of their first column
-    reps = live[first[order]]
-    members = [live[inv == c] for c in order]
+    reps, members = _column_classes(X)
     dr = reps.size
     nw = -(-J // 64)
     if 2 * dr * nw + 2 * 8 * nw * 256 * (-(-dr // 64)) > _MAX_MASK_WORDS:
@@ -637,6 +644,218 @@ def screen_triples(
             return None
         if _subset_lp(problem, reps[[k, l, m]], np.full(3, M)):
             # the same columns: every choice of one member per class
+            for t in product(members[k], members[l], members[m]):
+                found.append(tuple(sorted(int(f) for f in t)))
+    st["s_lp"] = time.perf_counter() - t2
+    if not found:
+        return np.zeros((0, 3), dtype=np.int64)
+    return np.unique(np.array(found, dtype=np.int64), axis=0)
+
+
+def _column_classes(X: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Step 1 of :func:`screen_triples`: one representative per class of identical
+    non-constant columns (in the order of their first column), and each class's
+    columns."""
+    live = np.flatnonzero(np.ptp(X, axis=0) > 0)
+    _, first, inv = np.unique(
+        X[:, live], axis=1, return_index=True, return_inverse=True
+    )
+    inv = np.asarray(inv).reshape(-1)
+    order = np.argsort(first)  # classes in the order of their first column
+    return live[first[order]], [live[inv == c] for c in order]
+
+
+def _drop_budget(v: np.ndarray, need: float) -> tuple[float, int]:
+    """Weight a class may drop (with a tolerance on the generous side, so that a
+    refutation never assumes fewer drops than (P1) allows) and the most rows it
+    may drop (its smallest weights)."""
+    lim = float(v.sum() - need) + 1e-9 * max(1.0, float(v.sum()))
+    count = int(np.searchsorted(np.cumsum(np.sort(v)), lim, side="right"))
+    return lim, count
+
+
+def _subset_milp(
+    problem: SelectionProblem, feats: np.ndarray, bounds: np.ndarray, big_m: float
+) -> bool:
+    """Whether (P1) restricted to ``feats`` is feasible: a MILP with the ``z``
+    binaries (``y_i (w . x_i + b) >= 1 - big_m (1 - z_i)``, both floors on the
+    weighted ``z``, ``|w_j| <= bounds[j]``). Anything but a proven infeasibility
+    counts as feasible (the safe side of a refutation)."""
+    X, y, v = problem.X[:, feats], problem.y, problem.v
+    n, k = X.shape
+    M2 = float(big_m)
+    pos = y > 0
+    A = sp.vstack(
+        [
+            sp.hstack(
+                [
+                    sp.csr_array(np.hstack([y[:, None] * X, y[:, None]])),
+                    sp.diags_array(-M2 * np.ones(n)),
+                ]
+            ),
+            sp.csr_array(np.concatenate([np.zeros(k + 1), v * pos])[None, :]),
+            sp.csr_array(np.concatenate([np.zeros(k + 1), v * ~pos])[None, :]),
+        ],
+        format="csr",
+    )
+    integrality = np.zeros(k + 1 + n, dtype=bool)
+    integrality[k + 1 :] = True
+    model = MipModel(
+        c=np.zeros(k + 1 + n),
+        A=A,
+        row_lower=np.concatenate(
+            [np.full(n, 1.0 - M2), [problem.need_pos, problem.need_neg]]
+        ),
+        row_upper=np.full(n + 2, np.inf),
+        col_lower=np.concatenate([-bounds, [-np.inf], np.zeros(n)]),
+        col_upper=np.concatenate([bounds, [np.inf], np.ones(n)]),
+        integrality=integrality,
+    )
+    try:
+        res = solve_model(model, MipConfig(time_limit=10.0))
+    except Exception:  # noqa: BLE001 - any failure: not refuted
+        return True
+    return res.status is not SolveStatus.infeasible
+
+
+def _screen_triples_drops(
+    problem: SelectionProblem,
+    M: float,
+    deadline: float | None,
+    depth: int,
+    max_open: int,
+    max_drops: int,
+    stats: dict[str, float] | None,
+) -> np.ndarray | None:
+    """:func:`screen_triples` where a floor lets its class drop rows (SPEC S6, (P1)).
+
+    A (P1) point keeps a row set ``K`` (``z_i = 1``) whose dropped rows weigh at
+    most each class's slack (``sum v - need``), and ``u . (h - o) >= 2`` for every
+    kept positive ``h`` and kept negative ``o`` (``u = w`` on the triple,
+    ``|u_k| <= M``). ``u`` lies in a closed octant, and in a cone of that octant's
+    split; every *witness* pair ``(h, o)`` of that region (one with ``u . (h - o) < 2``
+    on all of it) has a dropped row. So a region whose witness pairs admit no drop
+    set within the budgets (a vertex cover of the bipartite witness graph, per class
+    weight; decided exactly by :mod:`torchsvm.mip._triple_drops`) holds no (P1)
+    direction, whatever the drop set; a triple all of whose octants are such is
+    infeasible. Steps, all exact:
+
+    1. Reduction (as in the strict case): a triple with a constant column is a pair
+       (refuted); a triple holding two identical columns is the pair with ``2M`` on
+       that column, settled here (its four quadrants' witnesses, then the MILP).
+    2. Octant witnesses: ``D = h - o`` with ``sigma_i D_i <= 0`` on all three features
+       (``u . D <= 0``). Octants whose witnesses admit a cover stay open.
+    3. Cone cover of each open octant, as in the strict case (split at the edges'
+       midpoints, ``depth`` levels), with witnesses ``r . D <= tau ||r||_1`` on all
+       three rays (``u . D <= 3 M tau < 2``, ``tau = 1 / (6M)``): a cone is refuted
+       when its witnesses admit no cover, an octant when all its leaf cones are.
+    4. The triples left get (P1) restricted to the triple, a MILP with the ``z``
+       binaries (:func:`_subset_milp`), which decides them (a proven infeasibility
+       refutes; anything else keeps the triple).
+
+    Returns None when more than ``max_drops`` rows may be dropped, numba is missing
+    and the instance is not small, an array is too large, more than ``max_open``
+    octants stay open, or the deadline (or the pace forecast of step 2) is passed.
+    """
+    from torchsvm.mip import _triple_drops as kern
+
+    X, y, v = problem.X, problem.y, problem.v
+    pos = y > 0
+    lim_h, kp = _drop_budget(v[pos], problem.need_pos)
+    lim_o, kn = _drop_budget(v[~pos], problem.need_neg)
+    maxd = kp + kn
+    if maxd > max_drops or maxd == 0:
+        return None
+    H, O = X[pos], X[~pos]
+    nP, nO = H.shape[0], O.shape[0]
+    reps, members = _column_classes(X)
+    dr = reps.size
+    if not kern.available() and dr * (dr - 1) * (dr - 2) / 6 * nP * nO > 1e6:
+        return None  # plain Python: only small instances
+    nwp = -(-nP // 64)
+    if 2 * dr * nO * nwp > _MAX_MASK_WORDS or nP * nO * dr > _MAX_DIFFERENCES:
+        return None
+    # D[o, h, c] = h_c - o_c on the representatives
+    D = np.ascontiguousarray(H[None, :, reps] - O[:, None, reps])
+    tau = 1.0 / (6.0 * M)
+    if not 1e-12 * max(1.0, float(np.abs(D).max())) < tau:
+        return None  # rounding could exceed the cover's tolerance
+    # V[r, c, o]: words over h of "D[o, h, c] violates sign r of u_c"
+    V = np.empty((2, dr, nO, nwp), dtype=np.uint64)
+    for r, bad in enumerate((D <= 0, D >= 0)):
+        V[r] = _pack_bits(bad.transpose(2, 0, 1).reshape(dr * nO, nP)).reshape(
+            dr, nO, nwp
+        )
+    vO = np.ascontiguousarray(v[~pos], dtype=np.float64)
+    vH = np.ascontiguousarray(v[pos], dtype=np.float64)
+    args = (vO, vH, lim_o, lim_h, maxd)
+    dropO = np.zeros(nO, dtype=np.bool_)
+    dropH = np.zeros(nwp, dtype=np.uint64)
+    st = {} if stats is None else stats
+    st.update(columns=dr, drops_pos=kp, drops_neg=kn)
+    found: list[tuple[int, int, int]] = []
+    # step 1: triples with two identical columns, the pair with the doubled bound
+    for c, mem in enumerate(members):
+        if mem.size < 2:
+            continue
+        for e in range(dr):
+            if e == c:
+                continue
+            if deadline is not None and time.perf_counter() > deadline:
+                return None
+            open_ = any(
+                kern.coverable_words(V[s, c], V[t, e], *args, dropO, dropH)
+                for s in (0, 1)
+                for t in (0, 1)
+            )
+            if open_ and _subset_milp(
+                problem, np.array([reps[c], reps[e]]), np.array([2 * M, M]), M
+            ):
+                for a, b in combinations(mem, 2):
+                    for f in members[e]:
+                        found.append(tuple(sorted((int(a), int(b), int(f)))))
+    # step 2: octants whose witnesses admit a cover
+    t0 = time.perf_counter()
+    out = np.zeros((max_open, 4), dtype=np.int64)
+    cnt = 0
+    work = np.array([(dr - k - 1) * (dr - k - 2) / 2 for k in range(max(0, dr - 2))])
+    total, done = float(work.sum()), 0.0
+    for k in range(max(0, dr - 2)):
+        now = time.perf_counter()
+        if deadline is not None and now > deadline:
+            return None
+        if deadline is not None and done >= 0.02 * total:
+            if now + (now - t0) * (total - done) / done > deadline:
+                return None  # the rest cannot fit
+        done += work[k]
+        cnt = int(kern.open_octants_k(V, k, *args, out, cnt))
+        if cnt < 0:
+            return None
+    inst = out[:cnt]
+    t1 = time.perf_counter()
+    # step 3: cone cover, in chunks between deadline checks
+    alive = np.zeros(cnt, dtype=np.bool_)
+    for c0 in range(0, cnt, 2_000):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        sl = slice(c0, min(cnt, c0 + 2_000))
+        alive[sl] = kern.cover_cones(
+            D, inst[sl], tau, depth, *args, np.zeros(sl.stop - sl.start, np.bool_)
+        )
+    cand = np.unique(inst[alive, :3], axis=0)
+    t2 = time.perf_counter()
+    st.update(
+        open=cnt,
+        covered_open=int(alive.sum()),
+        lps=cand.shape[0],
+        s_octants=t1 - t0,
+        s_cover=t2 - t1,
+    )
+    # step 4: (P1) restricted to each triple left
+    for k, l, m in cand:
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        if _subset_milp(problem, reps[[k, l, m]], np.full(3, M), M):
             for t in product(members[k], members[l], members[m]):
                 found.append(tuple(sorted(int(f) for f in t)))
     st["s_lp"] = time.perf_counter() - t2
