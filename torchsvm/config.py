@@ -86,7 +86,12 @@ class SolverConfig:
         Largest ``n`` for which a nonlinear kernel's ``Q`` is held in memory (``pdas``,
         ``admm``); above it ``auto`` uses ``fista``.
     ipm_max_rank : int
-        Largest rank of ``Q`` for which ``auto`` uses the interior-point method.
+        Largest rank of ``Q`` for which ``auto`` uses the interior-point method (and,
+        with the compiled active set, the active set from ``a = 0``), ADMM above it.
+        128: at 64, the probabilities experiment's linear batches on mushroom (rank 86)
+        and adult (rank 95), 4500 rows each, went to ADMM, 0.25 and 1.1 CPU s per
+        problem, against 0.014 (from ``a = 0``) and 0.063 (interior point) on this
+        route (docs/benchmarks.md, "mushroom's linear bootstrap batch").
     ipm_after : int
         ``ipm`` first runs this many ADMM iterations (cheap, ``O(n k)`` each) and
         hands only the uncertified problems to the interior point (``O(n k^2)`` per
@@ -132,7 +137,7 @@ class SolverConfig:
     check_every: int = 20
     method: str = "auto"
     max_factor_n: int = 12000
-    ipm_max_rank: int = 64
+    ipm_max_rank: int = 128
     ipm_after: int = 60
     ipm_admm_max_n: int = 2000
     pdas_max_iter: int = 40

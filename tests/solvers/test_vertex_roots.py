@@ -133,24 +133,28 @@ def test_vertex_roots_match_interior_point_route(
     assert seen_ref["roots"] is None and seen_ref["zero_starts"] == []
     roots, left = seen["roots"], seen["left"]
     assert roots.numel() == B  # the first C
+    # the pilot: rows spread evenly over the roots
+    in_pilot = torch.zeros(B, dtype=torch.bool)
+    in_pilot[torch.linspace(0, B - 1, pilot).round().long()] = True
     if accepted:
         # the pilot and the rest were solved from 0, and most certified there
         assert seen["zero_starts"] == [pilot, B - pilot]
         assert left.numel() < B // 4
     else:
         assert seen["zero_starts"] == [pilot]
-        assert bool(torch.isin(roots[pilot:], left).all())
+        assert bool(torch.isin(roots[~in_pilot], left).all())
     # rows certified from the vertex: iterations within the cap, not the interior
     # point's; the others: the vertex iterations spent plus the interior point's
     done = roots[~torch.isin(roots, left)]
     k1 = X.shape[1] + 1
     assert bool((sol.n_iter[done] <= box_qp._VERTEX_MAX_ITERS * k1).all())
-    tried = roots if accepted else roots[:pilot]
+    tried = roots if accepted else roots[in_pilot]
     capped = tried[torch.isin(tried, left)]
     if not accepted:
         assert capped.numel() > 0
-        # rows after a rejected pilot: the interior point's alone
-        assert bool((sol.n_iter[roots[pilot:]] == ref.n_iter[roots[pilot:]]).all())
+        # rows outside a rejected pilot: the interior point's alone
+        rest = roots[~in_pilot]
+        assert bool((sol.n_iter[rest] == ref.n_iter[rest]).all())
     cap = box_qp._VERTEX_MAX_ITERS * k1
     assert bool((sol.n_iter[capped] >= cap + ref.n_iter[capped]).all())
     _check_against_ipm_route_and_libsvm(prob, X, counts, sol, ref)
@@ -227,3 +231,81 @@ def test_no_vertex_roots_on_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     sol = BoxQpSolver(SolverConfig(tol=TOL))(prob.to("cuda"))
     assert bool(sol.converged.all()) and not called
+
+
+def _one_hot_separable(
+    n: int, attrs: int, levels: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mushroom-like data: one-hot categorical columns (rank ``attrs (levels - 1) +
+    1``), standardised, labels by a linear rule on them (separable)."""
+    rng = np.random.default_rng(seed)
+    cats = rng.integers(0, levels, size=(n, attrs))
+    X = np.zeros((n, attrs * levels))
+    X[np.arange(n)[:, None], np.arange(attrs) * levels + cats] = 1.0
+    score = X @ rng.normal(size=attrs * levels)
+    y = np.where(score > np.median(score), 1.0, -1.0)
+    return StandardScaler().fit_transform(X), y
+
+
+def test_linear_batch_off_the_c_path_from_the_vertex(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # mushroom's bootstrap batch (probabilities experiment, linear, 4500 rows, rank
+    # 86 from 116 one-hot columns, separable) went to ADMM (rank above the old
+    # ipm_max_rank = 64), 300-500 iterations per problem, 9077 s per fold; from
+    # a = 0 the compiled active set certifies each problem in about 2 iterations per
+    # support vector. Off the C path (n above _C_PATH_MAX_N) every problem is tried
+    # from a = 0, the pilot spread over the C values; the answers are those of the
+    # interior-point route and of libsvm
+    X, y = _one_hot_separable(300, 20, 5, 0)
+    n = X.shape[0]
+    rng = np.random.default_rng(1)
+    counts = np.stack(
+        [np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(3)]
+    )
+    cs = 2.0 ** np.arange(-5, 6, 2)
+    prob = BatchedSvmProblem.from_bootstrap(X, y, cs, counts, kernel="linear")
+    P = prob.n_problems
+    monkeypatch.setattr(box_qp, "_C_PATH_MAX_N", 100)  # n = 300: off the path
+    calls: dict[str, list] = {"admm": [], "roots": []}
+    real_admm, real_roots = box_qp.admm, BoxQpSolver._roots_from_vertex
+
+    def spy_admm(prob_, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        calls["admm"].append(prob_.n_problems)
+        return real_admm(prob_, *a, **k)
+
+    def spy_roots(self, prob_, F, W, rows0, out):  # noqa: ANN001, ANN202
+        left = real_roots(self, prob_, F, W, rows0, out)
+        calls["roots"].append((rows0.numel(), left.numel(), W.shape[1]))
+        return left
+
+    monkeypatch.setattr(box_qp, "admm", spy_admm)
+    monkeypatch.setattr(BoxQpSolver, "_roots_from_vertex", spy_roots)
+    cfg = SolverConfig(tol=1e-9, active_set_kernel="numba")
+    sol = BoxQpSolver(cfg)(prob)
+    ((tried, left, k),) = calls["roots"]
+    assert 64 < k <= cfg.ipm_max_rank  # the old limit sent this rank to ADMM
+    assert tried == P and left == 0 and calls["admm"] == []
+    k1 = k + 1
+    assert bool((sol.n_iter <= box_qp._VERTEX_MAX_ITERS * k1).all())
+    calls["roots"].clear()
+    ref = BoxQpSolver(cfg, vertex_roots=False)(prob)  # the interior point's route
+    assert calls["roots"] == []
+    for s in (sol, ref):
+        assert bool(s.converged.all()) and float(s.duality_gap.max()) <= 1e-9
+        assert bool((s.alpha >= 0).all()) and bool((s.alpha <= prob.U).all())
+    p, q = sol.primal.numpy(), ref.primal.numpy()
+    assert np.abs(p - q).max() <= 1e-8 * np.abs(q).max()
+    c_idx = prob.index["c_idx"].numpy()
+    rep_idx = prob.index["rep_idx"].numpy()
+    for j in (0, P - 1):
+        svc = SVC(kernel="linear", C=cs[c_idx[j]], tol=1e-10).fit(
+            X, y, sample_weight=counts[rep_idx[j]]
+        )
+        fr = svc.decision_function(X)
+        f = (X @ sol.w[j].numpy()) + float(sol.b[j])
+        assert np.abs(fr - f).max() <= 1e-5 * max(1.0, np.abs(fr).max())
+    # the old rank limit: the same batch by ADMM
+    calls["admm"].clear()
+    old = BoxQpSolver(SolverConfig(tol=1e-9, ipm_max_rank=64))(prob.select(slice(0, 1)))
+    assert calls["admm"] == [1] and bool(old.converged.all())
