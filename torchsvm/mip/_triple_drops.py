@@ -45,6 +45,7 @@ def coverable_words(Q, R, vO, vH, lim_o, lim_h, maxd, dropO, dropH):  # noqa: AN
     within the budgets (module docstring). ``dropO`` (bool, ``nO``) and ``dropH``
     (uint64, ``nwp``) are scratch arrays."""
     nO, nwp = Q.shape
+    vHmin = vH.min()
     npaths = 1 << maxd
     code = 0
     while code < npaths:
@@ -58,6 +59,11 @@ def coverable_words(Q, R, vO, vH, lim_o, lim_h, maxd, dropO, dropH):  # noqa: AN
         step = 0
         failed = maxd
         while True:
+            if step < maxd and (code >> (maxd - 1 - step)) & 1 == 1 and bh < vHmin:
+                # no positive fits: the path with "drop o" here (visited before
+                # this one, same prefix) scanned this step and found what it found
+                failed = step
+                break
             found = False
             ww = 0
             xx = _ZERO
@@ -117,6 +123,7 @@ def open_octants_k(V, k, vO, vH, lim_o, lim_h, maxd, out, n_out):  # noqa: ANN00
     dropO = np.zeros(nO, dtype=np.bool_)
     dropH = np.zeros(nwp, dtype=np.uint64)
     cnt = n_out
+    no_pos = vH.min() > lim_h
     for l in range(k + 1, d - 1):
         for s in range(2):
             for t in range(2):
@@ -125,9 +132,23 @@ def open_octants_k(V, k, vO, vH, lim_o, lim_h, maxd, out, n_out):  # noqa: ANN00
                         Q[o, w] = V[s, k, o, w] & V[t, l, o, w]
                 for m in range(l + 1, d):
                     for r in range(2):
-                        if coverable_words(
-                            Q, V[r, m], vO, vH, lim_o, lim_h, maxd, dropO, dropH
-                        ):
+                        if no_pos:
+                            # no positive may drop: the only cover drops every
+                            # negative with a witness
+                            acc = 0.0
+                            for o in range(nO):
+                                for w in range(nwp):
+                                    if Q[o, w] & V[r, m, o, w] != _ZERO:
+                                        acc += vO[o]
+                                        break
+                                if acc > lim_o:
+                                    break
+                            cov = acc <= lim_o
+                        else:
+                            cov = coverable_words(
+                                Q, V[r, m], vO, vH, lim_o, lim_h, maxd, dropO, dropH
+                            )
+                        if cov:
                             if cnt >= out.shape[0]:
                                 return -1
                             out[cnt, 0] = k
@@ -145,6 +166,7 @@ def _cone_coverable(D, cols, sg, rays, tau, vO, vH, lim_o, lim_h, maxd, dropO, d
     ``r . D_sg <= tau ||r||_1`` on all three rays (``D_sg = sg * D[o, h, cols]``)."""
     nO = D.shape[0]
     nP = D.shape[1]
+    vHmin = vH.min()
     thr = np.empty(3)
     for i in range(3):
         thr[i] = tau * (rays[i, 0] + rays[i, 1] + rays[i, 2])
@@ -161,6 +183,9 @@ def _cone_coverable(D, cols, sg, rays, tau, vO, vH, lim_o, lim_h, maxd, dropO, d
         step = 0
         failed = maxd
         while True:
+            if step < maxd and (code >> (maxd - 1 - step)) & 1 == 1 and bh < vHmin:
+                failed = step  # as in coverable_words
+                break
             found = False
             hh = 0
             while o < nO:

@@ -499,6 +499,7 @@ def screen_triples(
     max_open: int = 1_000_000,
     stats: dict[str, float] | None = None,
     max_drops: int = 3,
+    depth_drops: int = 7,
 ) -> np.ndarray | None:
     """The feature triples on which (P1) is feasible (every other triple is refuted).
 
@@ -559,6 +560,9 @@ def screen_triples(
     max_drops : int
         Most rows (both classes together) the floors may let (P1) drop for the
         screen to apply.
+    depth_drops : int
+        Splits of step 3 where rows may be dropped (compiled; a cone refuted early
+        costs no further splits, so deeper splits are cheap and leave fewer MILPs).
 
     Returns
     -------
@@ -580,7 +584,7 @@ def screen_triples(
             strict = False  # this class may drop a row
     if not strict:
         return _screen_triples_drops(
-            problem, M, deadline, depth, max_open, max_drops, stats
+            problem, M, deadline, depth_drops, max_open, max_drops, stats
         )
     H, O = X[pos], X[~pos]
     J = H.shape[0] * O.shape[0]
