@@ -12,10 +12,11 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from torchsvm.exceptions import InfeasibleProblemError
 from torchsvm.mip.csvm import build_csvm_model, csvm_start, solve_csvm
-from torchsvm.mip.model import MipConfig, check_feasible
+from torchsvm.mip.model import MipConfig, MipModel, check_feasible
 from torchsvm.problems.csvm import CsvmProblem, FloorCappedWarning, hoeffding_floor
 
 cp = pytest.importorskip("cvxpy")
@@ -792,3 +793,113 @@ def test_tighten_after_value_is_checked() -> None:
     model, _, factor = build_csvm_model(p)
     with pytest.raises(ValueError, match="tighten_after"):
         OuterApproximation(model, factor=factor, tighten_after=0)
+
+
+def _kernel_problem(seed: int, n: int = 24) -> CsvmProblem:
+    X, y = make_data(seed, n=n)
+    return CsvmProblem.from_data(
+        X,
+        y,
+        np.arange(n) >= n // 2,
+        C=float(n),
+        kernel="rbf",
+        gamma=0.5,
+        min_tpr=0.8,
+        hoeffding_alpha=None,
+    )
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_kernel_anchor_bounds_hold_at_points_below_the_cutoff(seed: int) -> None:
+    """Every anchor margin and ``b`` of MIQP points below ``U`` lies within the bounds.
+
+    Random ``(v, b)`` (``v`` in the factor's span, as the model's), slacks at their
+    least, ``U`` the largest objective among them: each point is below ``U``, so
+    the tightened rows (``y_j f(x_j) >= 1 - M_j`` at ``z_j = 0``) and the ``b``
+    column's bounds must hold at all of them, the weak-duality ``M_j`` as well as
+    the closed form.
+    """
+    from torchsvm.mip.csvm import kernel_anchor_bounds
+
+    p = _kernel_problem(seed)
+    model, layout, factor = build_csvm_model(p)
+    rng = np.random.default_rng(seed)
+    I, F, y = layout.train_idx, layout.floor_idx, p.y
+    pos = {int(r): t for t, r in enumerate(layout.dual_idx)}
+    LI = layout.L[[pos[int(r)] for r in I]]
+    LF = layout.L[[pos[int(r)] for r in F]]
+    k = layout.L.shape[1]
+    V = rng.normal(size=(400, k)) * rng.uniform(0.05, 2.0, size=(400, 1))
+    b = rng.normal(scale=1.5, size=400)
+    fI = V @ LI.T + b[:, None]
+    xi = np.maximum(0.0, 1.0 - y[I] * fI)
+    obj = (V**2).sum(axis=1) + xi @ p.cost()[I]
+    U = float(obj.max())
+    margins = y[F] * (V @ LF.T + b[:, None])  # (points, |F|)
+    # the master: the model's columns, then r and t (k each)
+    n = layout.n_cols
+    lifted = MipModel(
+        c=np.concatenate([model.c, np.zeros(k), np.ones(k)]),
+        A=sp.hstack([model.A, sp.csr_array((model.A.shape[0], 2 * k))], format="csr"),
+        row_lower=model.row_lower,
+        row_upper=model.row_upper,
+        col_lower=np.concatenate([model.col_lower, np.full(k, -np.inf), np.zeros(k)]),
+        col_upper=np.concatenate([model.col_upper, np.full(2 * k, np.inf)]),
+        integrality=np.concatenate([model.integrality, np.zeros(2 * k, dtype=bool)]),
+    )
+    members = np.flatnonzero(y[F] > 0)
+    rows = I.size + members
+    zcols = layout.z.start + members
+    for dual_qps in (False, True):
+        out = kernel_anchor_bounds(p, layout, dual_qps=dual_qps)(lifted, U, 30.0)
+        A = sp.csr_array(out.A)
+        Mj = -A[rows, zcols]
+        assert np.all(Mj < p.big_m)  # tightened
+        assert np.allclose(out.row_lower[rows], 1.0 - Mj)
+        # z_j = 0: y_j f(x_j) >= 1 - M_j at every point below U
+        assert np.all(margins[:, members] >= out.row_lower[rows][None, :] - 1e-9)
+        assert np.all(b >= out.col_lower[layout.b] - 1e-9)
+        assert np.all(b <= out.col_upper[layout.b] + 1e-9)
+        r = math.sqrt(2.0) * V
+        assert np.all(np.abs(r) <= out.col_upper[n : n + k] + 1e-9)
+        # here U / S (S = C: the slack costs of a class) dominates the bound, where
+        # the multipliers of the class mean are already the best ones
+    # near the optimum the QPs' multipliers beat the class mean's closed form, and
+    # the optimum itself (a point below a slightly higher cutoff) meets the rows
+    sol = solve_csvm(p, MipConfig(time_limit=60))
+    U = sol.objective * (1.0 + 1e-6)
+    f = sol.decision_function(p.X[F[members]]) * y[F[members]]
+    Ms = []
+    for dual_qps in (False, True):
+        out = kernel_anchor_bounds(p, layout, dual_qps=dual_qps)(lifted, U, 30.0)
+        Ms.append(-sp.csr_array(out.A)[rows, zcols])
+        assert np.all(f >= out.row_lower[rows] - 1e-6)
+        assert out.col_lower[layout.b] - 1e-6 <= sol.intercept
+        assert sol.intercept <= out.col_upper[layout.b] + 1e-6
+    assert np.all(Ms[1] <= Ms[0] + 1e-9)
+    assert np.any(Ms[1] < Ms[0] - 1e-3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(3))
+def test_kernel_anchor_bounds_keep_the_brute_force_optimum(seed: int) -> None:
+    """solve_csvm(kernel_bounds=True / False) on the RBF kernel form equals brute force."""
+    p = _kernel_problem(seed, n=20)
+    ref = brute_force_csvm(p, "dual")
+    for on in (True, False):
+        sol = solve_csvm(p, MipConfig(time_limit=60), kernel_bounds=on)
+        assert sol.status == "optimal"
+        assert sol.objective == pytest.approx(ref, rel=1e-4, abs=1e-6)
+        assert sol.bound <= sol.objective + 1e-9
+
+
+def test_kernel_bounds_value_is_checked() -> None:
+    p = _kernel_problem(0, n=20)
+    with pytest.raises(ValueError, match="kernel_bounds"):
+        solve_csvm(p, MipConfig(time_limit=10), kernel_bounds="yes")
+    X, y = make_data(0)
+    lin = CsvmProblem.from_data(
+        X, y, np.arange(20) >= 10, C=5.0, min_tpr=0.8, hoeffding_alpha=None
+    )
+    with pytest.raises(ValueError, match="kernel_bounds"):
+        solve_csvm(lin, MipConfig(time_limit=10), kernel_bounds=True)

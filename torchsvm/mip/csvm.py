@@ -79,6 +79,7 @@ __all__ = [
     "csvm_start",
     "fit_s1",
     "fit_s1_batch",
+    "kernel_anchor_bounds",
     "floor_rounding",
     "floor_swaps",
     "solution_start",
@@ -879,6 +880,9 @@ def floor_swaps(
 #: feasibility and optimality tolerances are 1e-6 / 1e-7).
 _TIGHTEN_SAFETY = 1e-5
 
+#: Most QPs per floor member in :func:`_dual_margin_multipliers`.
+_DUAL_BOUND_ROUNDS = 6
+
 #: HiGHS's ``simplex_strategy`` for the primal simplex.
 _PRIMAL_SIMPLEX = 4
 
@@ -1111,6 +1115,298 @@ def anchor_tightening(
     return tighten
 
 
+def _norm_bound(D: float, S: float, U: float) -> float:
+    """``max_{0 <= s <= sqrt(U)} D s + (U - s^2) / S`` (``D >= 0``, ``S > 0``, ``U >= 0``)."""
+    root = math.sqrt(max(U, 0.0))
+    s0 = 0.5 * D * S
+    if s0 >= root:
+        return D * root
+    return D * s0 + (U - s0 * s0) / S
+
+
+def _dual_margin_bound(
+    beta: np.ndarray,
+    A: np.ndarray,
+    a: np.ndarray,
+    yj: float,
+    y: np.ndarray,
+    c: np.ndarray,
+    U: float,
+    b_abs: float,
+) -> float:
+    """Lower bound on ``y_j f(x_j)`` from multipliers ``beta >= 0`` (weak duality).
+
+    ``A`` (k, |I|) has columns ``y_i L_i``, ``a = y_j L_j``; the bound is the
+    Lagrangian dual function of :func:`kernel_anchor_bounds` at ``(lambda, beta)``
+    with ``lambda = max(||w|| / (2 sqrt(U)), max_i beta_i / c_i)``, ``w = A beta - a``
+    (the best ``lambda`` for this ``beta`` within ``beta <= lambda c``), less
+    ``|y_j - y . beta| b_abs`` for the rounding left in the ``b`` stationarity.
+    """
+    w = A @ beta - a
+    pos = c > 0
+    if np.any(beta[~pos] > 0):
+        return -math.inf
+    lam = max(
+        float(np.linalg.norm(w)) / (2.0 * math.sqrt(U)) if U > 0 else 0.0,
+        float(np.max(beta[pos] / c[pos])) if pos.any() else 0.0,
+        1e-300,
+    )
+    ww = float(w @ w)
+    return (
+        float(beta.sum())
+        - lam * U
+        - ww / (4.0 * lam)
+        - abs(yj - float(y @ beta)) * b_abs
+    )
+
+
+def _dual_margin_multipliers(
+    A: np.ndarray,
+    G: np.ndarray,
+    a: np.ndarray,
+    yj: float,
+    y: np.ndarray,
+    c: np.ndarray,
+    U: float,
+    t_end: float,
+    lam0: float,
+    rounds: int = _DUAL_BOUND_ROUNDS,
+) -> np.ndarray | None:
+    """Multipliers ``beta`` for :func:`_dual_margin_bound` by a few QPs.
+
+    For fixed ``lambda`` the best ``beta`` maximises ``sum beta - ||A beta - a||^2 /
+    (4 lambda)`` over ``y . beta = y_j``, ``0 <= beta <= lambda c`` (a convex QP, the
+    HiGHS QP here); ``lambda`` then moves to the best for that ``beta``. Any
+    ``beta >= 0`` gives a valid bound, so the QPs' accuracy only changes how tight
+    it is. Returns the ``beta`` of the best bound (None if no QP solved).
+    """
+    n = y.size
+    lam0 = max(lam0, 1e-8)
+    best, best_beta, lam = -math.inf, None, lam0
+    row = sp.csr_array(y[None, :])
+    for _ in range(rounds):
+        left = t_end - time.perf_counter()
+        if left <= 0:
+            break
+        qp = MipModel(
+            c=-(1.0 + (A.T @ a) / (2.0 * lam)),
+            A=row,
+            row_lower=np.array([yj]),
+            row_upper=np.array([yj]),
+            col_lower=np.zeros(n),
+            col_upper=lam * c,
+            Q=sp.csr_array(G / (2.0 * lam)),
+        )
+        res = solve_model(qp, MipConfig(time_limit=left))
+        if res.x is None:
+            break
+        beta = np.clip(res.x, 0.0, lam * c)
+        e = yj - float(y @ beta)
+        fix = np.flatnonzero((y * np.sign(e) > 0) & (c > 0))
+        if e != 0.0 and fix.size:
+            beta[fix[0]] += abs(e)
+        B = _dual_margin_bound(beta, A, a, yj, y, c, U, 0.0)
+        if B > best:
+            best, best_beta = B, beta
+        w = A @ beta - a
+        nxt = max(
+            float(np.linalg.norm(w)) / (2.0 * math.sqrt(U)),
+            float(np.max(beta / np.where(c > 0, c, np.inf))),
+            lam0,
+        )
+        if abs(nxt - lam) <= 1e-3 * lam:
+            break
+        lam = nxt
+    return best_beta
+
+
+def kernel_anchor_bounds(
+    problem: CsvmProblem, layout: CsvmLayout, dual_qps: bool = True
+) -> Callable[[MipModel, float, float], MipModel]:
+    """Big-M of the anchor rows bounded under the cutoff (S5, dual form).
+
+    For the outer approximation's ``tighten``. Let ``U`` be the cutoff and ``x`` any
+    point of the MIQP (not of a master) with objective ``||v||^2 + sum_I c_i xi_i <=
+    U``. Write ``s = ||v||``, so ``s^2 <= U``, and take an anchor ``j`` with label
+    ``y_j``. ``L_i`` is row ``i`` of the kernel factor, so that ``f(x_i) = L_i . v +
+    b``; ``c_i >= 0`` are the slack costs.
+
+    *Closed form.* Let ``T`` be the training rows of label ``y_j``, ``S = sum_T c_i``
+    and ``Lbar = sum_T c_i L_i / S``. Every slack is ``>= 0``, so ``sum_T c_i xi_i <=
+    U - s^2``, and ``xi_i >= 1 - y_j (L_i . v + b)`` on ``T``; summing with weights
+    ``c_i``: ``y_j b >= 1 - y_j Lbar . v - (U - s^2) / S``. Hence, by Cauchy-Schwarz
+    with ``D_j = ||L_j - Lbar||``::
+
+        y_j f(x_j) = y_j L_j . v + y_j b >= 1 - D_j s - (U - s^2) / S >= 1 - M_j,
+
+    ``M_j = max_{0 <= s <= sqrt(U)} D_j s + (U - s^2) / S`` (:func:`_norm_bound`).
+    The same sums bound ``b``: ``b >= 1 - m(||Lbar_+||)`` from the positive rows,
+    ``b <= m(||Lbar_-||) - 1`` from the negative ones (``m`` as ``M_j`` with ``D``
+    the norm of the class mean). ``0.5 r_k^2 <= ||v||^2 <= U`` bounds each lifted
+    ``r_k`` to ``+-sqrt(2 U)`` and ``t_k`` to ``U`` (``r = sqrt(2) v``,
+    :func:`build_csvm_model`'s factor).
+
+    *Weak duality* (``dual_qps=True``). ``min y_j f(x_j)`` over the relaxation
+    ``{margins on I, xi >= 0, ||v||^2 + c . xi <= U}`` (anchor and floor rows
+    dropped) has, for ``lambda > 0`` on the objective row and ``beta_i >= 0`` on the
+    margins, the Lagrangian dual function (minimised over ``v``, ``b``, ``xi``)::
+
+        sum_i beta_i - lambda U - ||sum_i beta_i y_i L_i - y_j L_j||^2 / (4 lambda)
+
+    wherever ``sum_i beta_i y_i = y_j`` (stationarity in ``b``) and ``beta_i <=
+    lambda c_i`` (in ``xi``); each such pair is a lower bound on ``y_j f(x_j)``
+    (weak duality), so ``M_j = 1 -`` that bound is valid whatever the ``beta``. The
+    class mean ``beta = c / S`` on ``T`` is the closed form's pair; a few QPs
+    (:func:`_dual_margin_multipliers`) find better ones, once per drop of the
+    cutoff, and their ``beta`` are re-evaluated at later cutoffs
+    (:func:`_dual_margin_bound`, which also charges a rounding residual of the ``b``
+    equation at the closed form's ``|b|`` bound). The smaller ``M_j`` of the two is
+    used.
+
+    A floor member's row ``y_j f(x_j) >= 1 - M1 (1 - z_j)`` takes ``M_j`` (raised by
+    :data:`_TIGHTEN_SAFETY` ``(1 + |M_j|)`` for the solvers' tolerances) in place of
+    ``M1`` where that is smaller: at ``z_j = 0`` the row still holds at every point
+    below ``U``, at ``z_j = 1`` it is unchanged. Every MIQP point with objective
+    ``<= U``, lifted to ``(x, r, 0.5 r^2)``, is thus a point of the returned master
+    with the same objective: the master's bound and "nothing below the cutoff" stay
+    proofs for the MIQP, and the master's points are points of the given master
+    (rows and bounds only tightened). This is weaker than
+    :func:`anchor_tightening`'s contract (there, every point of the given master
+    below ``U`` keeps an equal one) and enough for the outer approximation, whose
+    masters prove bounds on the MIQP. Anchors in no floor keep their rows and ``z``:
+    in this form ``z_j`` also gates ``mu_j <= M2 z_j``, so ``z_j = 0`` is not
+    no worse point by point.
+
+    Measured (docs/benchmarks.md, "CSVM RBF n = 300, issue 19"): on the RBF rows of
+    scripts/bench_mip.py the weak-duality ``M_j`` are 1.8-8 instead of 100 (the
+    closed form's 7-10), yet the continuous relaxation moves little (n = 100: 85.92
+    -> 87.75 against the optimum 99.57; n = 200: 173.78 unchanged against 197.35),
+    and n = 200 took 387.7 s with it against 390.0 s without (load 8-9). The
+    relaxation keeps every margin nearly free by spreading the floor's few
+    released rows over all members (each ``z_j ~ 0.92``); it would take ``M_j`` near
+    1-2 to bind. Hence ``solve_csvm(kernel_bounds="auto")`` leaves it off.
+    """
+    if layout.form != "dual" or problem.on_training:
+        raise ValueError("kernel_anchor_bounds needs the dual form of S5 (anchor rows)")
+    assert layout.L is not None
+    I, F, y = layout.train_idx, layout.floor_idx, problem.y
+    nI, nF = I.size, F.size
+    M1 = float(problem.big_m)
+    cost = problem.cost()
+    pos_in_R = {int(r): t for t, r in enumerate(layout.dual_idx)}
+    LI = layout.L[[pos_in_R[int(r)] for r in I]]
+    LF = layout.L[[pos_in_R[int(r)] for r in F]]
+    cls: dict[int, tuple[float, np.ndarray]] = {}
+    for lab in (-1, 1):
+        sel = y[I] == lab
+        S = float(cost[I][sel].sum())
+        if S > 0:
+            cls[lab] = (S, (cost[I][sel] @ LI[sel]) / S)
+    pos_in_F = {int(r): t for t, r in enumerate(F)}
+    in_floor = np.zeros(nF, dtype=bool)
+    for fl in problem.floors:
+        in_floor[[pos_in_F[int(r)] for r in problem.floor_members(fl)]] = True
+    members = np.flatnonzero(in_floor & np.isin(y[F], list(cls)))
+    D = np.array([np.linalg.norm(LF[t] - cls[int(y[F][t])][1]) for t in members])
+    rows = nI + members
+    zcols = layout.z.start + members
+    k = layout.L.shape[1]
+    yI = y[I].astype(np.float64)
+    cI = cost[I]
+    AI = (yI[:, None] * LI).T  # columns y_i L_i
+    GI = AI.T @ AI if dual_qps else None
+    # multipliers of the last cutoff they were computed under (valid under any)
+    state: dict[str, Any] = {"cutoff": math.inf, "beta": {}}
+
+    def b_box(U: float) -> tuple[float, float]:
+        safe = 1.0 + _TIGHTEN_SAFETY
+        lo, hi = -math.inf, math.inf
+        if 1 in cls:
+            m = _norm_bound(float(np.linalg.norm(cls[1][1])), cls[1][0], U) * safe
+            lo = 1.0 - m - _TIGHTEN_SAFETY
+        if -1 in cls:
+            m = _norm_bound(float(np.linalg.norm(cls[-1][1])), cls[-1][0], U) * safe
+            hi = m - 1.0 + _TIGHTEN_SAFETY
+        return lo, hi
+
+    def tighten(master: MipModel, cutoff: float, time_limit: float) -> MipModel:
+        t_end = time.perf_counter() + time_limit
+        U = float(cutoff)
+        if not (math.isfinite(U) and U >= 0.0):
+            return master
+        b_lo, b_hi = b_box(U)
+        b_abs = max(abs(b_lo), abs(b_hi))
+        Ms = np.array(
+            [_norm_bound(d, cls[int(y[F][t])][0], U) for d, t in zip(D, members)]
+        )
+        if dual_qps and U < state["cutoff"]:
+            assert GI is not None
+            for i, t in enumerate(members):
+                yj = float(y[F][t])
+                # y . beta = y_j within beta <= lambda c needs lambda >= 1 / S
+                lam0 = max(
+                    D[i] / (2.0 * math.sqrt(max(U, 1e-12))),
+                    (1.0 + 1e-6) / cls[int(yj)][0],
+                )
+                beta = _dual_margin_multipliers(
+                    AI, GI, yj * LF[t], yj, yI, cI, U, t_end, lam0
+                )
+                if beta is not None:
+                    state["beta"][int(t)] = beta
+            state["cutoff"] = U
+        for i, t in enumerate(members):
+            beta = state["beta"].get(int(t))
+            if beta is not None and math.isfinite(b_abs):
+                yj = float(y[F][t])
+                B = _dual_margin_bound(beta, AI, yj * LF[t], yj, yI, cI, U, b_abs)
+                Ms[i] = min(Ms[i], 1.0 - B)
+        Ms = Ms + _TIGHTEN_SAFETY * (1.0 + np.abs(Ms))
+        A = sp.csr_array(master.A, copy=True)
+        A.sort_indices()
+        lo = master.row_lower.copy()
+        col_lo, col_up = master.col_lower.copy(), master.col_upper.copy()
+        done = 0
+        for row, col, Mj in zip(rows, zcols, Ms):
+            if not Mj < M1:
+                continue
+            Mj = max(Mj, 0.0)
+            a0, a1 = A.indptr[row], A.indptr[row + 1]
+            at = a0 + int(np.searchsorted(A.indices[a0:a1], col))
+            if at >= a1 or A.indices[at] != col:
+                continue
+            A.data[at] = -Mj
+            lo[row] = 1.0 - Mj
+            if Mj == 0.0:
+                col_lo[col] = 1.0
+            done += 1
+        col_lo[layout.b] = max(col_lo[layout.b], b_lo)
+        col_up[layout.b] = min(col_up[layout.b], b_hi)
+        safe = 1.0 + _TIGHTEN_SAFETY
+        n = layout.n_cols
+        rmax = math.sqrt(2.0 * U) * safe + _TIGHTEN_SAFETY
+        col_lo[n : n + k] = np.maximum(col_lo[n : n + k], -rmax)
+        col_up[n : n + k] = np.minimum(col_up[n : n + k], rmax)
+        col_up[n + k : n + 2 * k] = np.minimum(
+            col_up[n + k : n + 2 * k], U * safe + _TIGHTEN_SAFETY
+        )
+        logger.debug(
+            "kernel anchor rows under cutoff %.8g: %d of %d members, median M_j "
+            "%.3g in [%.3g, %.3g]; b in [%.4g, %.4g]; %.3f s",
+            U,
+            done,
+            members.size,
+            float(np.median(Ms)) if Ms.size else math.nan,
+            float(Ms.min()) if Ms.size else math.nan,
+            float(Ms.max()) if Ms.size else math.nan,
+            b_lo,
+            b_hi,
+            time_limit - (t_end - time.perf_counter()),
+        )
+        return replace(master, A=A, row_lower=lo, col_lower=col_lo, col_upper=col_up)
+
+    return tighten
+
+
 def _diagnose_infeasible(problem: CsvmProblem, form: str, config: MipConfig) -> str:
     """Name the floor(s) that cannot be met (each alone, then together)."""
     bad = []
@@ -1252,6 +1548,7 @@ def solve_csvm(
     polish_incumbents: bool | str = "auto",
     repair: Sequence[CsvmSolution] = (),
     anchor_lps: bool | str = "auto",
+    kernel_bounds: bool | str = "auto",
 ) -> CsvmSolution:
     """Solve the CSVM exactly by outer approximation, warm-started by sliding b.
 
@@ -1356,6 +1653,12 @@ def solve_csvm(
         :func:`anchor_tightening`), or only by the box of ``(w, b)`` (``2 (d + 1)``
         LPs). Both bounds are valid; the answer stays exact. ``auto``: the box
         alone on S5 (:data:`S5_ANCHOR_LPS`) and on S5c (:data:`S5C_ANCHOR_LPS`).
+    kernel_bounds : bool or "auto"
+        Dual form of S5: bound each floor member's big-M, ``b`` and the lifted
+        ``r``, ``t`` under each master's cutoff (:func:`kernel_anchor_bounds`:
+        closed form and weak duality). Valid for every MIQP point below the
+        cutoff, so the answer stays exact. ``auto``: off (it hardly moves the
+        relaxation of the RBF rows of scripts/bench_mip.py; see there).
 
     Returns
     -------
@@ -1422,6 +1725,14 @@ def solve_csvm(
         if anchor_lps == "auto"
         else bool(anchor_lps)
     )
+    if kernel_bounds not in (True, False, "auto"):
+        raise ValueError(
+            f"kernel_bounds must be True, False or 'auto', got {kernel_bounds!r}"
+        )
+    kernel_s5 = layout.form == "dual" and not problem.on_training
+    kbounds_on = False if kernel_bounds == "auto" else bool(kernel_bounds)
+    if kbounds_on and not kernel_s5:
+        raise ValueError("kernel_bounds needs the dual form of S5 (anchor rows)")
     # S5c under "auto": only once a master has run S5C_TIGHTEN_AFTER nodes untightened
     tighten_after = (
         S5C_TIGHTEN_AFTER if tighten_anchors == "auto" and s5c_primal else None
@@ -1493,6 +1804,8 @@ def solve_csvm(
                 member_lps=lps_on,
             )
             if tighten_on
+            else kernel_anchor_bounds(problem, layout)
+            if kbounds_on
             else None
         ),
         grid=grid_cuts,
