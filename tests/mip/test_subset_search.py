@@ -479,3 +479,29 @@ def test_no_feasible_triple_with_a_droppable_row_proves_four_features() -> None:
     assert "0 triples of features pass the exact triple test" in res.result.message
     model = build_selection_milp(X, y, p.tpr_floor, p.tnr_floor)
     assert check_feasible(model, res.result.x)[0]
+
+
+def test_screen_triples_with_drops_stops_at_a_least_cost_triple(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # stop_cost: the screen may stop at the first block holding a feasible triple of
+    # that cost; what it returns is feasible (a subset of the brute-force answer) and
+    # never empty; a stop_cost no triple reaches gives the whole answer
+    from torchsvm.mip import subset_search
+
+    monkeypatch.setattr(subset_search, "_DROP_BLOCK", 1)
+    X, y = _strict_instance(8, n=18)
+    p = SelectionProblem.from_data(X, y, *_drop_floors(y, 0, 2))
+    want = _feasible_sets(p, 3, 20.0)
+    assert len(want) > 1
+    stats: dict[str, float] = {}
+    got = {
+        tuple(map(int, r)) for r in screen_triples(p, 20.0, stats=stats, stop_cost=3.0)
+    }
+    assert got and got <= want
+    assert stats.get("partial")
+    stats = {}
+    got = {
+        tuple(map(int, r)) for r in screen_triples(p, 20.0, stats=stats, stop_cost=2.5)
+    }
+    assert got == want and not stats.get("partial")

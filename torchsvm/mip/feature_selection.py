@@ -986,7 +986,17 @@ class _SubsetSearch:
         array proves that no triple meets the floors.
         """
         deadline = time.perf_counter() + 0.5 * max(0.0, self.remaining())
-        triples = screen_triples(self.problem, self.big_m, deadline=deadline)
+        # a feasible triple at the three least costs is optimal: where rows may be
+        # dropped the screen may stop there (it returns the triples found so far)
+        least = float(np.sort(self.costs)[:3].sum())
+        stats: dict[str, float] = {}
+        triples = screen_triples(
+            self.problem,
+            self.big_m,
+            deadline=deadline,
+            stats=stats,
+            stop_cost=least + 1e-9 * max(1.0, abs(least)),
+        )
         if triples is None:
             return None
         order = np.argsort(self.costs[triples].sum(1), kind="stable")
@@ -995,9 +1005,15 @@ class _SubsetSearch:
                 break
             if self._subset_point([int(k) for k in t]) is not None:
                 self.msgs.append(f"features {', '.join(map(str, t))} meet the floors")
-        self.msgs.append(
-            f"{triples.shape[0]} triples of features pass the exact triple test"
-        )
+        if stats.get("partial"):
+            self.msgs.append(
+                "the exact triple test stopped at a feasible triple of the least cost "
+                f"({triples.shape[0]} feasible found)"
+            )
+        else:
+            self.msgs.append(
+                f"{triples.shape[0]} triples of features pass the exact triple test"
+            )
         return triples
 
     def _pairs(self) -> np.ndarray | None:

@@ -500,6 +500,7 @@ def screen_triples(
     stats: dict[str, float] | None = None,
     max_drops: int = 3,
     depth_drops: int = 7,
+    stop_cost: float | None = None,
 ) -> np.ndarray | None:
     """The feature triples on which (P1) is feasible (every other triple is refuted).
 
@@ -563,6 +564,13 @@ def screen_triples(
     depth_drops : int
         Splits of step 3 where rows may be dropped (compiled; a cone refuted early
         costs no further splits, so deeper splits are cheap and leave fewer MILPs).
+    stop_cost : float, optional
+        Where rows may be dropped: stop at the first block of triples (in the order
+        of their smallest feature) that yields a feasible triple of cost (by
+        ``problem.costs``) at most this, and return the feasible triples found so far
+        (``stats["partial"]``). Such a result is never empty, so it is never taken
+        for a refutation; a caller passing the sum of the three least costs gets an
+        incumbent at its proven bound.
 
     Returns
     -------
@@ -584,7 +592,7 @@ def screen_triples(
             strict = False  # this class may drop a row
     if not strict:
         return _screen_triples_drops(
-            problem, M, deadline, depth_drops, max_open, max_drops, stats
+            problem, M, deadline, depth_drops, max_open, max_drops, stats, stop_cost
         )
     H, O = X[pos], X[~pos]
     J = H.shape[0] * O.shape[0]
@@ -730,6 +738,7 @@ def _screen_triples_drops(
     max_open: int,
     max_drops: int,
     stats: dict[str, float] | None,
+    stop_cost: float | None = None,
 ) -> np.ndarray | None:
     """:func:`screen_triples` where a floor lets its class drop rows (SPEC S6, (P1)).
 
@@ -746,7 +755,9 @@ def _screen_triples_drops(
 
     1. Reduction (as in the strict case): a triple with a constant column is a pair
        (refuted); a triple holding two identical columns is the pair with ``2M`` on
-       that column, settled here (its four quadrants' witnesses, then the MILP).
+       that column, settled here (its four quadrants' witnesses, then the MILP); three
+       identical columns are one feature with ``3M``, refuted by the big-M free 1-D
+       test.
     2. Octant witnesses: ``D = h - o`` with ``sigma_i D_i <= 0`` on all three features
        (``u . D <= 0``). Octants whose witnesses admit a cover stay open.
     3. Cone cover of each open octant, as in the strict case (split at the edges'
@@ -764,6 +775,7 @@ def _screen_triples_drops(
     from torchsvm.mip import _triple_drops as kern
 
     X, y, v = problem.X, problem.y, problem.v
+    costs = problem.costs
     pos = y > 0
     lim_h, kp = _drop_budget(v[pos], problem.need_pos)
     lim_o, kn = _drop_budget(v[~pos], problem.need_neg)
@@ -818,10 +830,23 @@ def _screen_triples_drops(
                 for a, b in combinations(mem, 2):
                     for f in members[e]:
                         found.append(tuple(sorted((int(a), int(b), int(f)))))
-    # step 2: octants whose witnesses admit a cover
-    t0 = time.perf_counter()
+
+    def enough() -> bool:
+        # a feasible triple at the target cost: the caller needs no more
+        if stop_cost is None or not found:
+            return False
+        best = min(float(costs[list(t)].sum()) for t in found)
+        return best <= stop_cost
+
+    if enough():
+        st["partial"] = True
+        return np.unique(np.array(found, dtype=np.int64), axis=0)
+    # steps 2-4 by blocks of k (all at once without stop_cost): octants whose
+    # witnesses admit a cover, their cone cover, the MILPs of the triples left
+    t_start = time.perf_counter()
     out = np.zeros((max_open, 4), dtype=np.int64)
-    cnt = 0
+    cnt = settled = 0
+    st.update(open=0, covered_open=0, lps=0, s_octants=0.0, s_cover=0.0, s_lp=0.0)
     work = np.array([(dr - k - 1) * (dr - k - 2) / 2 for k in range(max(0, dr - 2))])
     total, done = float(work.sum()), 0.0
     for k in range(max(0, dr - 2)):
@@ -829,43 +854,53 @@ def _screen_triples_drops(
         if deadline is not None and now > deadline:
             return None
         if deadline is not None and done >= 0.02 * total:
-            if now + (now - t0) * (total - done) / done > deadline:
+            if now + (now - t_start) * (total - done) / done > deadline:
                 return None  # the rest cannot fit
         done += work[k]
+        t0 = time.perf_counter()
         cnt = int(kern.open_octants_k(V, k, *args, out, cnt))
         if cnt < 0:
             return None
-    inst = out[:cnt]
-    t1 = time.perf_counter()
-    # step 3: cone cover, in chunks between deadline checks
-    alive = np.zeros(cnt, dtype=np.bool_)
-    for c0 in range(0, cnt, 2_000):
-        if deadline is not None and time.perf_counter() > deadline:
-            return None
-        sl = slice(c0, min(cnt, c0 + 2_000))
-        alive[sl] = kern.cover_cones(
-            D, inst[sl], tau, depth, *args, np.zeros(sl.stop - sl.start, np.bool_)
-        )
-    cand = np.unique(inst[alive, :3], axis=0)
-    t2 = time.perf_counter()
-    st.update(
-        open=cnt,
-        covered_open=int(alive.sum()),
-        lps=cand.shape[0],
-        s_octants=t1 - t0,
-        s_cover=t2 - t1,
-    )
-    # step 4: (P1) restricted to each triple left
-    for k, l, m in cand:
-        if deadline is not None and time.perf_counter() > deadline:
-            return None
-        if _subset_milp(problem, reps[[k, l, m]], np.full(3, M), M):
-            for t in product(members[k], members[l], members[m]):
-                found.append(tuple(sorted(int(f) for f in t)))
-    st["s_lp"] = time.perf_counter() - t2
+        st["s_octants"] += time.perf_counter() - t0
+        last = k == dr - 3
+        if not last and (stop_cost is None or cnt - settled < _DROP_BLOCK):
+            continue
+        inst = out[settled:cnt]
+        settled = cnt
+        t1 = time.perf_counter()
+        # step 3: cone cover, in chunks between deadline checks
+        alive = np.zeros(inst.shape[0], dtype=np.bool_)
+        for c0 in range(0, inst.shape[0], 2_000):
+            if deadline is not None and time.perf_counter() > deadline:
+                return None
+            sl = slice(c0, min(inst.shape[0], c0 + 2_000))
+            alive[sl] = kern.cover_cones(
+                D, inst[sl], tau, depth, *args, np.zeros(sl.stop - sl.start, np.bool_)
+            )
+        cand = np.unique(inst[alive, :3], axis=0)
+        t2 = time.perf_counter()
+        st["open"] += inst.shape[0]
+        st["covered_open"] += int(alive.sum())
+        st["lps"] += cand.shape[0]
+        st["s_cover"] += t2 - t1
+        # step 4: (P1) restricted to each triple left
+        for a, b, c in cand:
+            if deadline is not None and time.perf_counter() > deadline:
+                return None
+            if _subset_milp(problem, reps[[a, b, c]], np.full(3, M), M):
+                for t in product(members[a], members[b], members[c]):
+                    found.append(tuple(sorted(int(f) for f in t)))
+        st["s_lp"] += time.perf_counter() - t2
+        if enough():
+            st["partial"] = True
+            break
     if not found:
         return np.zeros((0, 3), dtype=np.int64)
     return np.unique(np.array(found, dtype=np.int64), axis=0)
+
+
+#: Open octants per block of :func:`_screen_triples_drops` with ``stop_cost``.
+_DROP_BLOCK = 20_000
 
 
 def _open_octants(
