@@ -1141,7 +1141,11 @@ class BoxQpSolver:
                 kernel=cfg.active_set_kernel,
             )
             p_, d_, rel, b_ = _certify(a, F.matvec(a), y, Ur, b_as, cfg.tol)
-            good = ok & (rel <= cfg.tol)
+            # every iterate is feasible, so its gap certifies it whatever ``ok``
+            # says: on one-hot data (mushroom's bootstrap batch) ~1.5 % of the rows
+            # cycle on ties at the cap, already within tol, where the interior point
+            # and its purification took 0.4 CPU s per row
+            good = rel <= cfg.tol
             sub = (a, b_, torch.full_like(it, _OPT), it, p_, d_, rel, out[7][rows])
             _replace_rows(out, rows[good], tuple(v[good] for v in sub), 0)
             # an uncertified row's iterations count for the interior point's
