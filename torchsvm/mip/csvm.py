@@ -1277,14 +1277,17 @@ def kernel_anchor_bounds(
     in this form ``z_j`` also gates ``mu_j <= M2 z_j``, so ``z_j = 0`` is not
     no worse point by point.
 
-    Measured (docs/benchmarks.md, "CSVM RBF n = 300, issue 19"): on the RBF rows of
-    scripts/bench_mip.py the weak-duality ``M_j`` are 1.8-8 instead of 100 (the
-    closed form's 7-10), yet the continuous relaxation moves little (n = 100: 85.92
-    -> 87.75 against the optimum 99.57; n = 200: 173.78 unchanged against 197.35),
-    and n = 200 took 387.7 s with it against 390.0 s without (load 8-9). The
-    relaxation keeps every margin nearly free by spreading the floor's few
-    released rows over all members (each ``z_j ~ 0.92``); it would take ``M_j`` near
-    1-2 to bind. Hence ``solve_csvm(kernel_bounds="auto")`` leaves it off.
+    Measured (scripts/csvm_relaxation_bounds.py; docs/benchmarks.md, "CSVM RBF
+    n = 300, issue 19"): on the RBF rows of scripts/bench_mip.py, under the best
+    known objective as ``U``, the weak-duality ``M_j`` are 1.2-9.9 (medians 3.4 /
+    4.4 / 4.9 at n = 100 / 200 / 300) instead of 100, the closed form's 6.7-19.2,
+    yet the continuous relaxation hardly moves: n = 100 85.92 -> 87.75 (optimum
+    99.57), n = 200 173.78 unchanged (197.35), n = 300 285.73 -> 286.45 (incumbent
+    335.72). The relaxation keeps every margin nearly free by spreading the floor's
+    few released rows over all members (each ``z_j ~ 0.92``); even an invalid
+    ``M_j = 2`` for every member gives only 98.21 / 188.07 / 309.73. A scratch A/B
+    of the whole solve at n = 200 was no faster with it, so
+    ``solve_csvm(kernel_bounds="auto")`` leaves it off.
     """
     if layout.form != "dual" or problem.on_training:
         raise ValueError("kernel_anchor_bounds needs the dual form of S5 (anchor rows)")
