@@ -349,3 +349,48 @@ def test_vertex_rows_certified_by_their_gap_whatever_the_kernel_says(
     assert ipm_rows == [prob.n_problems]
     p, q = sol.primal.numpy(), ref.primal.numpy()
     assert np.abs(p - q).max() <= 1e-8 * np.abs(q).max()
+
+
+@pytest.mark.data
+def test_mushroom_rows_cycling_on_ties_stop_at_their_certificate() -> None:
+    # mushroom fold 5 of the probabilities experiment (linear, 4500 rows, rank 86):
+    # from a = 0 about half of the rows at C = 2^-4 cycled on ties to the cap of
+    # 10 (k + 1) iterations with their points certified long before (and ~35 % of
+    # the fold's batch, so the pilot's mean rose above 5 (k + 1) and the batch went
+    # to the interior point: 344 ms per problem against 18); a long row now stops at
+    # a face minimiser whose gap is within tol
+    from torchsvm.config import load_config
+    from torchsvm.estimators._base import encode_binary
+    from torchsvm.estimators.bootstrap import _draw_counts
+    from torchsvm.experiments.runner import load_fold_data
+    from torchsvm.solvers.active_set import active_set_low_rank
+    from torchsvm.solvers.factor import build_factor
+    from torchsvm.solvers.kkt import duality_gap
+
+    cfg = load_config("configs/probabilities.toml")
+    d = load_fold_data(cfg, "mushroom", 5)
+    X = np.asarray(d["X_train"], dtype=np.float64)
+    _, y = encode_binary(np.asarray(d["y_train"]), "test")
+    counts = _draw_counts(
+        y, int(cfg.bootstrap.n_bootstrap), cfg.protocol.seed * 1000 + 5
+    )
+    prob = BatchedSvmProblem.from_bootstrap(
+        X, y.astype(np.float64), np.array([0.0625]), counts[:10], kernel="linear"
+    )
+    F = build_factor(prob)
+    W = F.low_rank()
+    k1 = W.shape[1] + 1
+    U = prob.U
+    a, b, it, ok = active_set_low_rank(
+        W,
+        prob.y,
+        U,
+        torch.zeros_like(U),
+        max_iter=box_qp._VERTEX_MAX_ITERS * k1,
+        tol=1e-7,
+        kernel="numba",
+    )
+    assert bool(ok.all())
+    assert int(it.max()) < box_qp._VERTEX_MAX_ITERS * k1
+    assert float(duality_gap(a, F.matvec(a), prob.y, U, None)[2].max()) <= 1e-7
+    assert float((a * prob.y).sum(1).abs().max()) <= 1e-9 * float(a.sum(1).max())
