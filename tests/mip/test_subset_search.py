@@ -505,3 +505,24 @@ def test_screen_triples_with_drops_stops_at_a_least_cost_triple(
         tuple(map(int, r)) for r in screen_triples(p, 20.0, stats=stats, stop_cost=2.5)
     }
     assert got == want and not stats.get("partial")
+
+
+def test_warm_compiles_every_drop_kernel_with_the_screens_argument_types() -> None:
+    # the screen's pace forecast must not read numba's compilation as work: warm()
+    # compiles each kernel with the types the screen passes, so a real screen
+    # afterwards adds no signature (no compilation inside the forecast's clock)
+    from torchsvm.mip import _triple_drops as kern
+
+    if not kern.available():
+        pytest.skip("numba is not installed: the kernels run as plain Python")
+    names = ("coverable_words", "open_octants_k", "cover_cones")
+    kern.warm()
+    before = {f: list(getattr(kern, f).signatures) for f in names}
+    assert all(before.values())
+    X, y = _strict_instance(8, n=18)
+    stats: dict[str, float] = {}
+    got = screen_triples(
+        SelectionProblem.from_data(X, y, *_drop_floors(y, 1, 1)), 20.0, stats=stats
+    )
+    assert got is not None and stats["open"] > 0
+    assert {f: list(getattr(kern, f).signatures) for f in names} == before

@@ -33,7 +33,7 @@ import numpy as np
 
 from torchsvm.solvers.active_set_kernel import available, njit
 
-__all__ = ["available", "coverable_words", "cover_cones", "open_octants_k"]
+__all__ = ["available", "coverable_words", "cover_cones", "open_octants_k", "warm"]
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
@@ -302,3 +302,34 @@ def cover_cones(D, inst, tau, depth, vO, vH, lim_o, lim_h, maxd, alive):  # noqa
                 top += 1
         alive[i] = not ok
     return alive
+
+
+_warmed = False
+
+
+def warm() -> None:
+    """Compile every kernel of this module (or load it from numba's cache) once per
+    process, on a tiny instance with the argument types the caller uses.
+
+    :func:`~torchsvm.mip.subset_search.screen_triples` forecasts its octant pass's
+    total time from its first 2 % and gives up when the forecast passes the deadline.
+    A first call that compiled inside that 2 % read the compilation (tens of seconds
+    at low priority on a loaded machine) as pace: gastrointestinal's fold 53 gave up
+    and stopped at its 270 s limit with 4 genes on a fresh checkout, and proved 3 genes
+    in 8-19 s once the cache was warm. Compiling here, before the clock starts, keeps
+    the forecast a forecast of the work.
+    """
+    global _warmed  # noqa: PLW0603
+    if _warmed or not available():
+        return
+    n_o, n_p, d = 2, 2, 3
+    V = np.zeros((2, d, n_o, 1), dtype=np.uint64)
+    args = (np.ones(n_o), np.ones(n_p), 1.0, 0.0, 1)
+    coverable_words(
+        V[0, 0], V[1, 1], *args, np.zeros(n_o, np.bool_), np.zeros(1, np.uint64)
+    )
+    out = np.zeros((16, 4), dtype=np.int64)
+    cnt = open_octants_k(V, 0, *args, out, 0)
+    D = np.ascontiguousarray(np.ones((n_o, n_p, d)))
+    cover_cones(D, out[: max(1, cnt)], 0.1, 1, *args, np.zeros(max(1, cnt), np.bool_))
+    _warmed = True

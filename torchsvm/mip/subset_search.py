@@ -788,6 +788,7 @@ def _screen_triples_drops(
     dr = reps.size
     if not kern.available() and dr * (dr - 1) * (dr - 2) / 6 * nP * nO > 1e6:
         return None  # plain Python: only small instances
+    kern.warm()  # compiled before the pace forecast's clock (see warm)
     nwp = -(-nP // 64)
     if 2 * dr * nO * nwp > _MAX_MASK_WORDS or nP * nO * dr > _MAX_DIFFERENCES:
         return None
