@@ -357,12 +357,15 @@ def test_wide_interior_start_is_purified_to_a_narrow_face(
 
     monkeypatch.setattr(box_qp, "active_set_low_rank", spy)
     cfg = SolverConfig(method="ipm", tol=1e-7)
+    # the interior point's route: without vertex_roots=False a batch off the C path
+    # is first tried from a = 0 by the compiled active set, which needs no start
+    solver = BoxQpSolver(cfg, c_path=False, vertex_roots=False)
     with monkeypatch.context() as m:  # the former start, without purification
         m.setattr(box_qp, "purify_start", lambda W, y, U, A0, cap, **k: A0)
-        wide = BoxQpSolver(cfg, c_path=False)(prob)
+        wide = solver(prob)
     ((wide_start, k),) = starts
     starts.clear()
-    sol = BoxQpSolver(cfg, c_path=False)(prob)
+    sol = solver(prob)
     assert wide_start > 4 * (k + 1), wide_start  # the data do make a wide start
     # rows above _PURIFY_ABOVE * (k + 1) are purified to k + 1; the rest keep theirs
     assert starts[0][0] <= box_qp._PURIFY_ABOVE * (k + 1), starts
