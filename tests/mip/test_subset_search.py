@@ -155,6 +155,86 @@ def test_single_feature_witness_gives_a_feasible_point(seed: int) -> None:
     assert points > 0  # feature 0 carries the labels: it meets 0.6 alone
 
 
+def _single_feasible(problem: SelectionProblem, k: int, big_m: float) -> bool:
+    """Brute force: (P1) feasibility MILP on feature ``k`` alone, ``M2 = M3 = big_m``."""
+    X, y = problem.X, problem.y
+    model = build_selection_milp(
+        X, y, problem.tpr_floor, problem.tnr_floor, big_m=big_m
+    )
+    n, d = X.shape
+    lo, up = model.col_lower.copy(), model.col_upper.copy()
+    off = np.flatnonzero(np.arange(d) != k)
+    lo[off] = up[off] = 0.0
+    lo[d + 1 + n + off] = up[d + 1 + n + off] = 0.0
+    res = solve_model(
+        replace(model, c=np.zeros(model.n_cols), col_lower=lo, col_upper=up),
+        MipConfig(time_limit=60),
+    )
+    assert res.status in (SolveStatus.optimal, SolveStatus.infeasible)
+    return res.status is SolveStatus.optimal
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("big_m", [2.0, 5.0, 40.0])
+def test_separable_1d_with_big_m_matches_brute_force(seed: int, big_m: float) -> None:
+    # with every row kept, a feature alone is a (P1) point iff its classes are split
+    # by at least 2 / big_m (|w_k| <= big_m at margin 1); the big-M-free test admits
+    # any split. Rows whose kept classes sit 2 / big_m apart within rounding (the
+    # boundary) are not drawn here.
+    rng = np.random.default_rng(seed)
+    n, d = 24, 12
+    y = np.where(np.arange(n) < 11, 1.0, -1.0)
+    gaps = rng.choice([0.01, 0.1, 0.3, 1.0, 3.0], size=d)
+    X = np.where(y[:, None] > 0, 1.0, -1.0) * (gaps / 2 + rng.random((n, d)))
+    X[:, ::3] = rng.normal(size=(n, (d + 2) // 3))  # features that do not split
+    p = SelectionProblem.from_data(X, y, 1.0, 1.0)
+    want = [_single_feasible(p, k, big_m) for k in range(d)]
+    assert separable_1d(p, big_m=big_m).tolist() == want
+    free = separable_1d(p)
+    assert bool((free >= np.array(want)).all())
+    if big_m == 2.0:  # the bound does refute features that split the classes
+        assert (free & ~np.array(want)).any()
+
+
+def test_separable_1d_with_big_m_is_sound_where_rows_may_drop() -> None:
+    # where the floors let rows drop, the test leaves the dropped rows' big-M out,
+    # so it may keep a feature (P1) cannot use, never refute one it can
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 30))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1.0, -1.0)
+    p = SelectionProblem.from_data(X, y, 0.9, 0.9)
+    for big_m in (1.0, 4.0, 100.0):
+        got = separable_1d(p, big_m=big_m)
+        for k in range(X.shape[1]):
+            if not got[k]:
+                assert not _single_feasible(p, k, big_m), (big_m, k)
+
+
+def test_a_feature_split_by_a_hair_does_not_stop_the_size_screen() -> None:
+    # feature 0 splits the classes by 0.01, which needs |w_0| >= 200 against
+    # big_m = 100 (leukemia_golub's fold 5: 0.015, so (P1) stopped at its limit with 2
+    # genes and bound 0); features 1 and 2 split them together: the 1-D test refutes
+    # every single feature under the bound, the pair screen runs, and 2 is proven
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(400, 2))
+    Z = Z[np.abs(Z.sum(1)) > 0.3][:40]
+    y = np.where(Z.sum(1) > 0, 1.0, -1.0)
+    n = y.size
+    X = rng.normal(size=(n, 8))
+    X[:, 1:3] = Z
+    X[:, 0] = np.where(y > 0, 0.005 + rng.random(n), -0.005 - rng.random(n))
+    X[np.argmax(y > 0), 0], X[np.argmax(y < 0), 0] = 0.005, -0.005
+    p = SelectionProblem.from_data(X, y, 1.0, 1.0)
+    assert separable_1d(p)[0] and not separable_1d(p, big_m=100.0).any()
+    assert not _single_feasible(p, 0, 100.0)
+    res = solve_feature_selection(
+        X, y, 1.0, 1.0, config=MipConfig(time_limit=30), method="milp"
+    )
+    assert res.status is SolveStatus.optimal
+    assert res.cost == 2.0 and res.result.bound == 2.0
+    assert "pairs of features pass the exact pair test" in res.result.message
+
+
 def _lattice(seed: int, n: int = 300, d: int = 18) -> tuple[np.ndarray, np.ndarray]:
     """One-hot-like rows where feature 5 alone separates (nursery's shape): d > 14."""
     rng = np.random.default_rng(seed)

@@ -555,7 +555,7 @@ class _SubsetSearch:
         d = self.d
         if self.remaining() <= 0:
             return None
-        self._single = separable_1d(self.problem)
+        self._single = separable_1d(self.problem, big_m=self.big_m)
         if separable_2d(self.problem, np.zeros(d, dtype=bool)):
             return None  # w = 0 meets the floors: the bound is 0
         # the cheapest separating features first; a threshold may still need |w_k|
@@ -964,7 +964,7 @@ class _SubsetSearch:
         self.min_size = 0
         single = self._single
         if single is None and self.remaining() > 0:
-            single = self._single = separable_1d(self.problem)
+            single = self._single = separable_1d(self.problem, big_m=self.big_m)
         if single is None or single.any():
             return self.min_size
         self.min_size = 2

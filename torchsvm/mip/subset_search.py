@@ -295,12 +295,23 @@ def _threshold_cuts(
     return ok, order, Ss
 
 
-def separable_1d(problem: SelectionProblem) -> np.ndarray:
+def separable_1d(problem: SelectionProblem, big_m: float | None = None) -> np.ndarray:
     """:func:`separable_2d` on every single feature at once: a bool array ``(d,)``.
 
     One sort per feature and direction, in chunks of about two million entries;
     ``False`` at ``k`` proves that no (P1) point uses feature ``k`` alone. Where
     ``w = 0`` meets both floors every entry is True (as :func:`separable_2d`).
+
+    With ``big_m``, a feature passes only where a threshold also leaves a gap the
+    bound ``|w_k| <= big_m`` can span: a (P1) point on feature ``k`` alone keeps its
+    positives at ``w_k x_k + b >= 1`` and its negatives at ``<= -1``, so the kept rows
+    of the two classes are at least ``2 / |w_k| >= 2 / big_m`` apart along
+    ``sign(w_k) x_k``. The test shifts the positives by ``(2 / big_m)(1 - 1e-9)``
+    toward the negatives and asks for a strict threshold, so a gap of exactly
+    ``2 / big_m`` still passes (the safe side of a refutation); the rows' own big-M
+    (dropped rows' slack) only shrinks (P1)'s set further and is not used. Without
+    it a feature that splits the classes by a hair (leukemia_golub: 0.015, which
+    needs ``|w_k| >= 131`` against ``big_m = 100``) passes, and no size bound follows.
     """
     X, y, v = problem.X, problem.y, problem.v
     n, d = X.shape
@@ -309,11 +320,14 @@ def separable_1d(problem: SelectionProblem) -> np.ndarray:
     pos = y > 0
     vp = np.where(pos, v, 0.0)
     vn = np.where(pos, 0.0, v)
+    shift = 0.0 if big_m is None else (2.0 / float(big_m)) * (1.0 - 1e-9)
+    sp = np.where(pos, shift, 0.0)
     out = np.zeros(d, dtype=bool)
     chunk = max(1, 1_000_000 // max(1, n))
     for s in range(0, d, chunk):
         cols = X[:, s : s + chunk].T  # (m, n)
-        ok = _threshold_cuts(np.concatenate([cols, -cols]), vp, vn, problem)[0].any(1)
+        both = np.concatenate([cols - sp, -cols - sp])
+        ok = _threshold_cuts(both, vp, vn, problem)[0].any(1)
         m = cols.shape[0]
         out[s : s + m] = ok[:m] | ok[m:]
     return out
