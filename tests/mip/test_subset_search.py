@@ -35,10 +35,12 @@ def _data(seed: int, n: int = 30, d: int = 4) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def _subset_feasible(problem: SelectionProblem, mask: np.ndarray) -> bool:
+def _subset_feasible(
+    problem: SelectionProblem, mask: np.ndarray, big_m: float = 100.0
+) -> bool:
     """Brute force: (P1) feasibility MILP with the features outside ``mask`` off."""
     model = build_selection_milp(
-        problem.X, problem.y, problem.tpr_floor, problem.tnr_floor
+        problem.X, problem.y, problem.tpr_floor, problem.tnr_floor, big_m=big_m
     )
     n, d = problem.X.shape
     lo, up = model.col_lower.copy(), model.col_upper.copy()
@@ -157,21 +159,7 @@ def test_single_feature_witness_gives_a_feasible_point(seed: int) -> None:
 
 def _single_feasible(problem: SelectionProblem, k: int, big_m: float) -> bool:
     """Brute force: (P1) feasibility MILP on feature ``k`` alone, ``M2 = M3 = big_m``."""
-    X, y = problem.X, problem.y
-    model = build_selection_milp(
-        X, y, problem.tpr_floor, problem.tnr_floor, big_m=big_m
-    )
-    n, d = X.shape
-    lo, up = model.col_lower.copy(), model.col_upper.copy()
-    off = np.flatnonzero(np.arange(d) != k)
-    lo[off] = up[off] = 0.0
-    lo[d + 1 + n + off] = up[d + 1 + n + off] = 0.0
-    res = solve_model(
-        replace(model, c=np.zeros(model.n_cols), col_lower=lo, col_upper=up),
-        MipConfig(time_limit=60),
-    )
-    assert res.status in (SolveStatus.optimal, SolveStatus.infeasible)
-    return res.status is SolveStatus.optimal
+    return _subset_feasible(problem, np.arange(problem.X.shape[1]) == k, big_m)
 
 
 @pytest.mark.parametrize("seed", range(3))
