@@ -471,16 +471,65 @@ def _subset_lp(
     """Whether ``y_i (w . x_i[feats] + b) >= 1`` on every row has a solution with
     ``|w_j| <= bounds[j]`` (an LP; anything but a proven infeasibility counts as
     feasible)."""
+    return _subset_feasible(problem, feats, bounds, None)
+
+
+def _subset_milp(
+    problem: SelectionProblem, feats: np.ndarray, bounds: np.ndarray, big_m: float
+) -> bool:
+    """Whether (P1) restricted to ``feats`` is feasible: a MILP with the ``z``
+    binaries (``y_i (w . x_i + b) >= 1 - big_m (1 - z_i)``, both floors on the
+    weighted ``z``, ``|w_j| <= bounds[j]``). Anything but a proven infeasibility
+    counts as feasible (the safe side of a refutation)."""
+    return _subset_feasible(problem, feats, bounds, float(big_m))
+
+
+def _subset_feasible(
+    problem: SelectionProblem,
+    feats: np.ndarray,
+    bounds: np.ndarray,
+    big_m: float | None,
+) -> bool:
+    """(P1) on ``feats`` with ``|w_j| <= bounds[j]``: every row at margin 1 (an LP,
+    ``big_m`` None), or rows dropped within the floors (the ``z`` binaries with row
+    big-M ``big_m``). Columns ``[w, b(, z)]``; False only on a proven infeasibility."""
     X, y = problem.X[:, feats], problem.y
     n, k = X.shape
-    model = MipModel(
-        c=np.zeros(k + 1),
-        A=sp.csr_array(np.hstack([y[:, None] * X, y[:, None]])),
-        row_lower=np.ones(n),
-        row_upper=np.full(n, np.inf),
-        col_lower=np.concatenate([-bounds, [-np.inf]]),
-        col_upper=np.concatenate([bounds, [np.inf]]),
-    )
+    margins = sp.csr_array(np.hstack([y[:, None] * X, y[:, None]]))
+    col_lower = np.concatenate([-bounds, [-np.inf]])
+    col_upper = np.concatenate([bounds, [np.inf]])
+    if big_m is None:
+        model = MipModel(
+            c=np.zeros(k + 1),
+            A=margins,
+            row_lower=np.ones(n),
+            row_upper=np.full(n, np.inf),
+            col_lower=col_lower,
+            col_upper=col_upper,
+        )
+    else:
+        v, pos = problem.v, y > 0
+        A = sp.vstack(
+            [
+                sp.hstack([margins, sp.diags_array(-big_m * np.ones(n))]),
+                sp.csr_array(np.concatenate([np.zeros(k + 1), v * pos])[None, :]),
+                sp.csr_array(np.concatenate([np.zeros(k + 1), v * ~pos])[None, :]),
+            ],
+            format="csr",
+        )
+        model = MipModel(
+            c=np.zeros(k + 1 + n),
+            A=A,
+            row_lower=np.concatenate(
+                [np.full(n, 1.0 - big_m), [problem.need_pos, problem.need_neg]]
+            ),
+            row_upper=np.full(n + 2, np.inf),
+            col_lower=np.concatenate([col_lower, np.zeros(n)]),
+            col_upper=np.concatenate([col_upper, np.ones(n)]),
+            integrality=np.concatenate(
+                [np.zeros(k + 1, dtype=bool), np.ones(n, dtype=bool)]
+            ),
+        )
     try:
         res = solve_model(model, MipConfig(time_limit=10.0))
     except Exception:  # noqa: BLE001 - any failure: not refuted
@@ -698,50 +747,6 @@ def _drop_budget(v: np.ndarray, need: float) -> tuple[float, int]:
     lim = float(v.sum() - need) + 1e-9 * max(1.0, float(v.sum()))
     count = int(np.searchsorted(np.cumsum(np.sort(v)), lim, side="right"))
     return lim, count
-
-
-def _subset_milp(
-    problem: SelectionProblem, feats: np.ndarray, bounds: np.ndarray, big_m: float
-) -> bool:
-    """Whether (P1) restricted to ``feats`` is feasible: a MILP with the ``z``
-    binaries (``y_i (w . x_i + b) >= 1 - big_m (1 - z_i)``, both floors on the
-    weighted ``z``, ``|w_j| <= bounds[j]``). Anything but a proven infeasibility
-    counts as feasible (the safe side of a refutation)."""
-    X, y, v = problem.X[:, feats], problem.y, problem.v
-    n, k = X.shape
-    M2 = float(big_m)
-    pos = y > 0
-    A = sp.vstack(
-        [
-            sp.hstack(
-                [
-                    sp.csr_array(np.hstack([y[:, None] * X, y[:, None]])),
-                    sp.diags_array(-M2 * np.ones(n)),
-                ]
-            ),
-            sp.csr_array(np.concatenate([np.zeros(k + 1), v * pos])[None, :]),
-            sp.csr_array(np.concatenate([np.zeros(k + 1), v * ~pos])[None, :]),
-        ],
-        format="csr",
-    )
-    integrality = np.zeros(k + 1 + n, dtype=bool)
-    integrality[k + 1 :] = True
-    model = MipModel(
-        c=np.zeros(k + 1 + n),
-        A=A,
-        row_lower=np.concatenate(
-            [np.full(n, 1.0 - M2), [problem.need_pos, problem.need_neg]]
-        ),
-        row_upper=np.full(n + 2, np.inf),
-        col_lower=np.concatenate([-bounds, [-np.inf], np.zeros(n)]),
-        col_upper=np.concatenate([bounds, [np.inf], np.ones(n)]),
-        integrality=integrality,
-    )
-    try:
-        res = solve_model(model, MipConfig(time_limit=10.0))
-    except Exception:  # noqa: BLE001 - any failure: not refuted
-        return True
-    return res.status is not SolveStatus.infeasible
 
 
 def _screen_triples_drops(
