@@ -116,7 +116,8 @@ def _solve(n: int, setting: str, seed: int) -> dict[str, Any]:
         p = _csvm_problem("linear", n)
         cfg = MipConfig(time_limit=300, mip_rel_gap=1e-4)
         t0 = time.perf_counter()
-        sol = csvm_mod.solve_csvm(p, cfg, anchor_lps=lps, **qp)
+        # the masters are what this script sweeps: no release-set screen first
+        sol = csvm_mod.solve_csvm(p, cfg, anchor_lps=lps, release_screen=False, **qp)
         total = time.perf_counter() - t0
     finally:
         oa_mod.OuterApproximation._run_master = orig_run  # type: ignore[method-assign]
@@ -151,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"setting {s!r} is not lps-rK or box-rK (-highs, -ipm, +option=value)"
             )
     print(f"load average {os.getloadavg()}", flush=True)
-    csvm_mod.solve_csvm(_csvm_problem("linear", 60), MipConfig(time_limit=60))
+    csvm_mod.solve_csvm(
+        _csvm_problem("linear", 60), MipConfig(time_limit=60), release_screen=False
+    )
     for n in args.linear_sizes:
         rows: dict[str, list[dict[str, Any]]] = {s: [] for s in args.settings}
         scip_times: list[float] = []

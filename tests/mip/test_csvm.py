@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from torchsvm.exceptions import InfeasibleProblemError
+from torchsvm.exceptions import InfeasibleProblemError, SolverTimeLimitWarning
 from torchsvm.mip.csvm import build_csvm_model, csvm_start, solve_csvm
 from torchsvm.mip.model import MipConfig, MipModel, check_feasible
 from torchsvm.problems.csvm import CsvmProblem, FloorCappedWarning, hoeffding_floor
@@ -142,7 +142,8 @@ def test_warm_start_accepted_and_rates_hold(kernel: str) -> None:
     assert start.x is not None
     # the sliding-b start (repaired in the dual form) is feasible for the MIQP
     assert check_feasible(model, start.x, tol=1e-7)[0]
-    sol = solve_csvm(p, MipConfig(time_limit=60))
+    # the outer approximation's start (the release screen would prove it first)
+    sol = solve_csvm(p, MipConfig(time_limit=60), release_screen=False)
     assert sol.start_feasible is True
     # start objective is an upper bound on the optimum
     f = sol.decision_function(p.X)
@@ -628,7 +629,12 @@ def test_primal_s5_masters_get_s5_proof_options(
             on_training=on_training,
         )
         with pytest.raises(Stop):
-            solve_csvm(p, MipConfig(time_limit=30), tighten_anchors=kernel == "linear")
+            solve_csvm(
+                p,
+                MipConfig(time_limit=30),
+                tighten_anchors=kernel == "linear",
+                release_screen=False,
+            )
     assert seen == [csvm_mod.S5_PROOF_OPTIONS, csvm_mod.S5C_PROOF_OPTIONS, None]
     assert lps == [csvm_mod.S5_ANCHOR_LPS, csvm_mod.S5C_ANCHOR_LPS]
     assert qps == [csvm_mod.S5_QP_SOLVER, "ipm", "ipm"]
@@ -903,3 +909,189 @@ def test_kernel_bounds_value_is_checked() -> None:
     )
     with pytest.raises(ValueError, match="kernel_bounds"):
         solve_csvm(lin, MipConfig(time_limit=10), kernel_bounds=True)
+
+
+def _release_problem(seed: int, kernel: str, n: int = 40) -> CsvmProblem:
+    """S5 with about 10 positive anchors of which about 3 may be released."""
+    X, y = make_data(seed, n=n)
+    anchor = np.arange(n) >= n // 2
+    return CsvmProblem.from_data(
+        X,
+        y,
+        anchor,
+        C=float(n) / 4,
+        kernel=kernel,
+        gamma=0.5,
+        min_tpr=0.7,
+        hoeffding_alpha=None,
+    )
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize(("kernel", "form"), CASES)
+def test_release_screen_matches_scip(seed: int, kernel: str, form: str) -> None:
+    """The release-set screen proves the same optimum as SCIP on the MIQP, alone."""
+    pytest.importorskip("pyscipopt")
+    from torchsvm.mip.scip import solve_scip
+
+    p = _release_problem(seed, kernel)
+    fl = p.floors[0]
+    m = len(p.floor_members(fl))
+    assert m - math.ceil(fl.required) >= 2  # several rows may be released
+    cfg = MipConfig(time_limit=120, mip_rel_gap=1e-6)
+    sol = solve_csvm(p, cfg, form=form, release_screen=True)
+    model, _, _ = build_csvm_model(p, form)
+    scip = solve_scip(model, cfg)
+    assert scip.status == "optimal"
+    assert sol.status == "optimal"
+    assert sol.n_iter == 0  # proven by the screen, no outer-approximation round
+    assert sol.objective == pytest.approx(scip.objective, rel=1e-5, abs=1e-7)
+    assert sol.bound <= scip.objective * (1 + 1e-9) + 1e-9
+    # the floor holds on the answer
+    f = sol.decision_function(p.X)
+    mem = p.floor_members(fl)
+    assert np.sum(p.y[mem] * f[mem] >= 1 - 1e-6) >= fl.required - 1e-9
+
+
+def _release_points(p: CsvmProblem, sets: list[np.ndarray]):  # type: ignore[no-untyped-def]
+    """Dual points of ``P(R)`` for the given release sets, as the screen's arrays."""
+    from torchsvm.mip.csvm_release import _balance, _dual_qp
+
+    _, layout, _ = build_csvm_model(p, "dual")
+    I, R = layout.train_idx, layout.dual_idx
+    mem = np.asarray(p.floor_members(p.floors[0]))
+    posR = {int(s): t for t, s in enumerate(R)}
+    S = np.concatenate([I, mem])
+    LS = layout.L[[posR[int(s)] for s in S]]
+    yS = p.y[S].astype(float)
+    cap = np.concatenate([p.cost()[I] / 2, np.full(mem.size, np.inf)])
+    G = LS @ LS.T
+    same = yS == yS[-1]
+    pts = []
+    for rel in sets:
+        keep = np.concatenate([np.ones(I.size, dtype=bool), ~rel])
+        a = np.zeros(S.size)
+        a[keep] = _dual_qp(G[np.ix_(keep, keep)], yS[keep], cap[keep], MipConfig())
+        pts.append(_balance(a, yS, cap))
+    return LS, yS, same, I.size, pts
+
+
+def _exact_release_value(p: CsvmProblem, rel: np.ndarray) -> float:
+    """``P(R)`` in feature space (cvxpy): ``v`` free on the factor's rows."""
+    _, layout, _ = build_csvm_model(p, "dual")
+    I, R = layout.train_idx, layout.dual_idx
+    mem = np.asarray(p.floor_members(p.floors[0]))
+    posR = {int(s): t for t, s in enumerate(R)}
+    LI = layout.L[[posR[int(s)] for s in I]]
+    LF = layout.L[[posR[int(s)] for s in mem[~rel]]]
+    v = cp.Variable(layout.L.shape[1])
+    b = cp.Variable()
+    xi = cp.Variable(I.size, nonneg=True)
+    cons = [
+        cp.multiply(p.y[I], LI @ v + b) + xi >= 1,
+        cp.multiply(p.y[mem[~rel]], LF @ v + b) >= 1,
+    ]
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(v) + p.cost()[I] @ xi), cons)
+    prob.solve(solver="CLARABEL")
+    return float(prob.value)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_release_screen_bounds_hold_and_a_wrong_restoration_fails(kernel: str) -> None:
+    """Every screen bound is below the set's exact ``P(R)`` (independent QP), and is
+    exact on the sets whose points made it. The same check catches the bound with
+    the equality ``sum a y = 0`` not restored (``R``'s multipliers only zeroed)."""
+    from torchsvm.mip import _release_screen as rs
+
+    p = _release_problem(1, kernel)
+    fl = p.floors[0]
+    mem = p.floor_members(fl)
+    m = len(mem)
+    r = m - math.ceil(fl.required)
+    rng = np.random.default_rng(0)
+    point_sets = [np.zeros(m, dtype=bool)]
+    for _ in range(3):
+        rel = np.zeros(m, dtype=bool)
+        rel[rng.choice(m, r, replace=False)] = True
+        point_sets.append(rel)
+    LS, yS, same, nI, pts = _release_points(p, point_sets)
+    LF = LS[nI:]
+    arrs: dict[str, list] = {
+        k: [] for k in ("aF", "gp", "gn", "pos", "neg", "pp", "pn", "nn")
+    }
+    for a in pts:
+        vp, vn = LS[same].T @ a[same], LS[~same].T @ a[~same]
+        for k, val in zip(
+            arrs,
+            (
+                a[nI:],
+                LF @ vp,
+                LF @ vn,
+                a[same].sum(),
+                a[~same].sum(),
+                vp @ vp,
+                vp @ vn,
+                vn @ vn,
+            ),
+        ):
+            arrs[k].append(val)
+    A = [np.ascontiguousarray(np.array(arrs[k], dtype=float)) for k in arrs]
+    sets = np.array(list(itertools.combinations(range(m), r)), dtype=np.int64)
+    bounds = np.full(sets.shape[0], -np.inf)
+    rs.screen_list(sets, bounds, 0, np.inf, A[0], A[1], A[2], LF @ LF.T, *A[3:])
+    # a wrong restoration: R's multipliers zeroed in v, but their mass kept on the
+    # positive side of the balance (the formula's P' taken as the point's ``pos``)
+    wrong = np.full(sets.shape[0], -np.inf)
+    for q, idx in enumerate(sets):
+        for a in pts:
+            a2 = a.copy()
+            a2[nI + idx] = 0.0
+            P = a[same].sum()
+            rho = P / a[~same].sum()
+            u = LS[same].T @ a2[same]
+            Q = float(np.sum((u - rho * (LS[~same].T @ a2[~same])) ** 2))
+            wrong[q] = max(wrong[q], 4 * P - Q if Q <= 2 * P else 4 * P * P / Q)
+    exact = np.array(
+        [_exact_release_value(p, np.isin(np.arange(m), idx)) for idx in sets]
+    )
+    tol = 1e-6 * (1 + np.abs(exact))
+    assert np.all(bounds <= exact + tol)
+    assert np.any(wrong > exact + 1e-3 * (1 + np.abs(exact)))  # the check has teeth
+    for rel in point_sets[1:]:
+        q = next(
+            i for i, idx in enumerate(sets) if np.all(np.isin(np.arange(m), idx) == rel)
+        )
+        assert bounds[q] == pytest.approx(exact[q], rel=1e-5)
+
+
+def test_release_screen_refuses_two_floors_and_respects_the_time_limit() -> None:
+    from torchsvm.mip.csvm_release import release_applies
+
+    X, y = make_data(2, n=40)
+    anchor = np.arange(40) >= 20
+    p = CsvmProblem.from_data(
+        X, y, anchor, C=10.0, min_tpr=0.7, min_tnr=0.6, hoeffding_alpha=None
+    )
+    assert "2 floors" in release_applies(p)
+    sol = solve_csvm(p, MipConfig(time_limit=60), release_screen=True)
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(
+        solve_csvm(p, MipConfig(time_limit=60), release_screen=False).objective,
+        rel=1e-4,
+    )
+    with pytest.raises(ValueError, match="release_screen must be"):
+        solve_csvm(p, MipConfig(time_limit=10), release_screen="on")
+    # a call stopped in the screen returns its incumbent with the proven gap
+    q = _release_problem(0, "rbf")
+    with pytest.warns(SolverTimeLimitWarning, match="release-set screen"):
+        stopped = solve_csvm(q, MipConfig(time_limit=1e-3), release_screen=True)
+    assert stopped.status == "time_limit"
+    assert stopped.bound <= stopped.objective
+    assert stopped.mip_gap == pytest.approx(
+        (stopped.objective - stopped.bound) / stopped.objective
+    )
+    best = solve_csvm(q, MipConfig(time_limit=60), release_screen=True)
+    assert best.status == "optimal"
+    assert (
+        stopped.bound <= best.objective * (1 + 1e-9) <= stopped.objective * (1 + 1e-9)
+    )

@@ -44,6 +44,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -52,8 +53,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from torchsvm.config import SolverConfig
-from torchsvm.exceptions import InfeasibleProblemError, SolverError
+from torchsvm.exceptions import (
+    InfeasibleProblemError,
+    SolverError,
+    SolverTimeLimitWarning,
+)
 from torchsvm.kernels import compute_kernel_np
+from torchsvm.mip.csvm_release import release_applies
+from torchsvm.mip.csvm_release import release_screen as _release_screen
 from torchsvm.mip.highs import PersistentLp
 from torchsvm.mip.model import MipConfig, MipModel, MipResult
 from torchsvm.mip.outer_approx import factor_psd, lp_under_cutoff, solve_convex_miqp
@@ -1521,6 +1528,11 @@ S5_PROOF_OPTIONS: dict[str, float | int | str | bool] = {
 #: on an S5c relaxation (n = 512, d = 30) and was not measured on the kernel form.
 S5_QP_SOLVER = "highs"
 
+#: ``solve_csvm(release_screen="auto")`` screens at most this many release sets
+RELEASE_SCREEN_MAX_SETS = 5e7
+#: share of the time limit the release screen may use before the outer approximation
+RELEASE_SCREEN_SHARE = 0.8
+
 #: The primal S5c's slack bounds (:func:`anchor_tightening`) are computed again only
 #: when the cutoff has fallen by more than this share of it since they were computed
 #: (0: at every drop). Bounds under a higher cutoff stay valid, only looser. Measured
@@ -1552,6 +1564,7 @@ def solve_csvm(
     repair: Sequence[CsvmSolution] = (),
     anchor_lps: bool | str = "auto",
     kernel_bounds: bool | str = "auto",
+    release_screen: bool | str = "auto",
 ) -> CsvmSolution:
     """Solve the CSVM exactly by outer approximation, warm-started by sliding b.
 
@@ -1662,6 +1675,14 @@ def solve_csvm(
         closed form and weak duality). Valid for every MIQP point below the
         cutoff, so the answer stays exact. ``auto``: off (it hardly moves the
         relaxation of the RBF rows of scripts/bench_mip.py; see there).
+    release_screen : bool or "auto"
+        First try the dual screen over the floor's release sets
+        (:func:`~torchsvm.mip.csvm_release.release_screen`: S5 with one unit-weight
+        floor of one label; exact, its answer is a feasible point of this model and
+        its bound a proof). Where it proves the optimum the outer approximation is
+        skipped; otherwise its incumbent and bound seed it, with the time left. It
+        may use :data:`RELEASE_SCREEN_SHARE` of the limit. ``auto``: on where it
+        applies with at most :data:`RELEASE_SCREEN_MAX_SETS` release sets.
 
     Returns
     -------
@@ -1736,6 +1757,76 @@ def solve_csvm(
     kbounds_on = False if kernel_bounds == "auto" else bool(kernel_bounds)
     if kbounds_on and not kernel_s5:
         raise ValueError("kernel_bounds needs the dual form of S5 (anchor rows)")
+    points = None
+    if cut_points is not None:
+        if layout.form != "primal":
+            raise ValueError("cut_points needs the primal form (linear kernel)")
+        W = np.atleast_2d(np.asarray(cut_points, dtype=np.float64))
+        if W.shape[1] != problem.X.shape[1]:
+            raise ValueError(
+                f"cut_points must have shape (m, {problem.X.shape[1]}), got {W.shape}"
+            )
+        points = np.zeros((W.shape[0], layout.n_cols))
+        points[:, layout.w] = W
+    if s1_solver not in ("auto", "batched", "libsvm"):
+        raise ValueError(
+            f"s1_solver must be 'auto', 'batched' or 'libsvm', got {s1_solver!r}"
+        )
+    if release_screen not in (True, False, "auto"):
+        raise ValueError(
+            f"release_screen must be True, False or 'auto', got {release_screen!r}"
+        )
+    screened = None
+    if release_screen is not False and not release_applies(problem):
+        dlayout = (
+            layout if layout.form == "dual" else build_csvm_model(problem, "dual")[1]
+        )
+        try:
+            screened = _release_screen(
+                problem,
+                dlayout,
+                config,
+                deadline=t0 + RELEASE_SCREEN_SHARE * config.time_limit,
+                max_sets=(
+                    RELEASE_SCREEN_MAX_SETS if release_screen == "auto" else math.inf
+                ),
+                caps=layout.form == "dual",
+            )
+        except SolverError as exc:
+            logger.info("release screen failed (%s); outer approximation only", exc)
+        if screened is not None and screened.x is not None:
+            xs = screened.x
+            if layout.form != "dual":
+                x_p = np.zeros(layout.n_cols)
+                x_p[layout.w] = xs[dlayout.w]
+                x_p[layout.b] = xs[dlayout.b]
+                x_p[layout.xi] = xs[dlayout.xi]
+                x_p[layout.z] = xs[dlayout.z]
+                xs = x_p
+            if screened.proven or time.perf_counter() >= deadline:
+                gap = max(0.0, screened.upper - screened.lower) / max(
+                    abs(screened.upper), 1e-10
+                )
+                if not screened.proven:
+                    warnings.warn(
+                        f"CSVM stopped at its time limit {config.time_limit:g} s in "
+                        f"the release-set screen: gap {gap:.3g}",
+                        SolverTimeLimitWarning,
+                        stacklevel=2,
+                    )
+                return _csvm_solution(
+                    problem,
+                    layout,
+                    xs,
+                    SolveStatus.optimal if screened.proven else SolveStatus.time_limit,
+                    screened.upper,
+                    screened.lower,
+                    gap,
+                    t0,
+                    0,
+                    None,
+                    0,
+                )
     # S5c under "auto": only once a master has run S5C_TIGHTEN_AFTER nodes untightened
     tighten_after = (
         S5C_TIGHTEN_AFTER if tighten_anchors == "auto" and s5c_primal else None
@@ -1743,10 +1834,6 @@ def solve_csvm(
     start = None
     if use_start:
         # the start's refits may use at most half of the limit (the first is always made)
-        if s1_solver not in ("auto", "batched", "libsvm"):
-            raise ValueError(
-                f"s1_solver must be 'auto', 'batched' or 'libsvm', got {s1_solver!r}"
-            )
         if s1_solver == "auto":
             lib = problem.kernel in ("linear", "rbf")
             s1_solver = "libsvm" if lib else "batched"
@@ -1758,6 +1845,15 @@ def solve_csvm(
             s1_solver=s1_solver,
         )
     seeds = [solution_start(problem, layout, s) for s in incumbents]
+    if screened is not None:
+        if screened.x is not None:
+            seeds.append(xs)
+        if math.isfinite(screened.lower):
+            lower_bound = (
+                screened.lower
+                if lower_bound is None
+                else max(float(lower_bound), screened.lower)
+            )
     if polish_incumbents not in (True, False, "auto"):
         raise ValueError(
             "polish_incumbents must be True, False or 'auto', "
@@ -1775,17 +1871,6 @@ def solve_csvm(
         x = solution_start(problem, layout, sol)
         if x is not None:
             polish.append(repaired_assignment(problem, layout, x))
-    points = None
-    if cut_points is not None:
-        if layout.form != "primal":
-            raise ValueError("cut_points needs the primal form (linear kernel)")
-        W = np.atleast_2d(np.asarray(cut_points, dtype=np.float64))
-        if W.shape[1] != problem.X.shape[1]:
-            raise ValueError(
-                f"cut_points must have shape (m, {problem.X.shape[1]}), got {W.shape}"
-            )
-        points = np.zeros((W.shape[0], layout.n_cols))
-        points[:, layout.w] = W
     left = max(deadline - time.perf_counter(), 1e-3)
     res: MipResult = solve_convex_miqp(
         model,
@@ -1833,7 +1918,35 @@ def solve_csvm(
             f"no feasible constrained SVM found ({res.status}: {res.message}) within "
             f"{config.time_limit:g} s"
         )
-    x = res.x
+    return _csvm_solution(
+        problem,
+        layout,
+        res.x,
+        res.status,
+        res.objective,
+        res.bound,
+        res.mip_gap,
+        t0,
+        res.n_iter,
+        res.start_feasible,
+        int(res.extra.get("tightened_masters", 0)),
+    )
+
+
+def _csvm_solution(
+    problem: CsvmProblem,
+    layout: CsvmLayout,
+    x: np.ndarray,
+    status: SolveStatus,
+    objective: float,
+    bound: float,
+    gap: float,
+    t0: float,
+    n_iter: int,
+    start_feasible: bool | None,
+    tightened: int,
+) -> CsvmSolution:
+    """The :class:`CsvmSolution` of a model point ``x``."""
     coef = dual = supp = None
     if layout.form == "primal":
         coef = x[layout.w].copy()
@@ -1847,20 +1960,20 @@ def solve_csvm(
         if problem.kernel == "linear":
             coef = supp.T @ dual
     return CsvmSolution(
-        status=res.status,
+        status=status,
         coef=coef,
         dual_coef=dual,
         support_X=supp,
         intercept=float(x[layout.b]),
         z=np.round(x[layout.z]).astype(bool),
-        objective=res.objective,
-        bound=res.bound,
-        mip_gap=res.mip_gap,
+        objective=objective,
+        bound=bound,
+        mip_gap=gap,
         runtime=time.perf_counter() - t0,
-        n_iter=res.n_iter,
-        start_feasible=res.start_feasible,
+        n_iter=n_iter,
+        start_feasible=start_feasible,
         form=layout.form,
         kernel=problem.kernel,
         gamma=problem.gamma,
-        tightened_masters=int(res.extra.get("tightened_masters", 0)),
+        tightened_masters=tightened,
     )
