@@ -29,6 +29,8 @@ Sections (each prints one line per instance and appends a JSON line to
   (``solve_csvm(master_pool=)``). ``--csvm-anchor-lps on auto`` times ours with
   and without one LP per floor member for its big-M in the anchor tightening
   (``solve_csvm(anchor_lps=)``; ``auto`` takes the big-M from the box of ``(w, b)``).
+  ``--csvm-release off auto`` times ours without and with the release-set screen
+  first (``solve_csvm(release_screen=)``).
 - ``wisconsin``: feature selection on Wisconsin (398 training rows: stratified 70 %,
   ``random_state=0``, standardised), floors 0.85 with Hoeffding alpha 0.05, both
   engines with the same time limit (300 s). Target: our proven gap <= SCIP's.
@@ -233,11 +235,13 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
         grids = sorted(set(args.csvm_grid), key=list(_ROUNDING).index)
         pools = list(dict.fromkeys(args.csvm_pool))
         lpss = sorted(set(args.csvm_anchor_lps), key=list(_ROUNDING).index)
+        rels = sorted(set(args.csvm_release), key=list(_ROUNDING).index)
         # settings "local_search", "local_search/tighten_anchors" (the latter when
         # more than one tighten_anchors value is timed), with "/grid_cuts" appended
         # when more than one grid_cuts value is timed and "/pool<k>" when more than
         # one master_pool value is and "/lps-<v>" when more than one anchor_lps value
-        # is; the last is "ours"
+        # is and "/rel-<v>" when more than one release_screen value is; the last is
+        # "ours"
         settings = [
             (
                 search,
@@ -245,20 +249,23 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
                 grid,
                 pool,
                 lps,
+                rel,
                 (search if len(tightens) == 1 else f"{search}/{tighten}")
                 + ("" if len(grids) == 1 else f"/{grid}")
                 + ("" if len(pools) == 1 else f"/pool{pool}")
-                + ("" if len(lpss) == 1 else f"/lps-{lps}"),
+                + ("" if len(lpss) == 1 else f"/lps-{lps}")
+                + ("" if len(rels) == 1 else f"/rel-{rel}"),
             )
             for search in searches
             for tighten in tightens
             for grid in grids
             for pool in pools
             for lps in lpss
+            for rel in rels
         ]
         ls_runs: dict[str, list[dict[str, Any]]] = {lab: [] for *_, lab in settings}
         for _rep in range(args.csvm_repeats):
-            for search, tighten, grid, pool, lps, label in settings:
+            for search, tighten, grid, pool, lps, rel, label in settings:
                 # alternately; the last setting (the default, "auto") is "ours"
                 for rounding in roundings:
                     # "off" first: the last one (the default, "auto") is "ours"
@@ -272,6 +279,7 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
                         grid_cuts=_ROUNDING[grid],
                         master_pool=pool,
                         anchor_lps=_ROUNDING[lps],
+                        release_screen=_ROUNDING[rel],
                     )
                     t_ours = time.perf_counter() - t0
                     if rounding == "off" and len(roundings) > 1:
@@ -355,6 +363,7 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
             "tighten_anchors": tightens[-1],
             "grid_cuts": grids[-1],
             "master_pool": pools[-1],
+            "release_screen": rels[-1],
             "scip_start": bool(args.csvm_scip_start),
             **extra,
         }
@@ -394,6 +403,8 @@ def run_csvm(args: argparse.Namespace, out: Path) -> None:
                     + ("local_search" if len(tightens) == 1 else "ls/tighten")
                     + ("" if len(grids) == 1 else "/grid")
                     + ("" if len(pools) == 1 else "/pool")
+                    + ("" if len(lpss) == 1 else "/lps")
+                    + ("" if len(rels) == 1 else "/rel")
                     + f"={search}: "
                     + ", ".join(
                         f"{r['time']:.2f}s {r['status']} ({r['rounds']} rounds)"
@@ -675,6 +686,14 @@ def main(argv: list[str] | None = None) -> int:
         default=["auto"],
         help="csvm section: solve_csvm(anchor_lps=) of ours; 'on auto' times both "
         "(alternately with the other settings; same SCIP reference)",
+    )
+    ap.add_argument(
+        "--csvm-release",
+        nargs="+",
+        choices=tuple(_ROUNDING),
+        default=["auto"],
+        help="csvm section: solve_csvm(release_screen=) of ours; 'off auto' times "
+        "both (alternately with the other settings; same SCIP reference)",
     )
     ap.add_argument(
         "--csvm-scip-start",
