@@ -1095,3 +1095,13 @@ def test_release_screen_refuses_two_floors_and_respects_the_time_limit() -> None
     assert (
         stopped.bound <= best.objective * (1 + 1e-9) <= stopped.objective * (1 + 1e-9)
     )
+
+
+def test_release_screen_auto_on_for_the_kernel_form_only() -> None:
+    p = _release_problem(0, "linear")
+    cfg = MipConfig(time_limit=60)
+    primal = solve_csvm(p, cfg)  # auto: the primal form's outer approximation
+    dual = solve_csvm(p, cfg, form="dual")  # auto: the screen proves it
+    assert primal.status == dual.status == "optimal"
+    assert primal.n_iter >= 1 and dual.n_iter == 0
+    assert dual.objective == pytest.approx(primal.objective, rel=1e-4)

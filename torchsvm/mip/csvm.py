@@ -1681,8 +1681,14 @@ def solve_csvm(
         floor of one label; exact, its answer is a feasible point of this model and
         its bound a proof). Where it proves the optimum the outer approximation is
         skipped; otherwise its incumbent and bound seed it, with the time left. It
-        may use :data:`RELEASE_SCREEN_SHARE` of the limit. ``auto``: on where it
-        applies with at most :data:`RELEASE_SCREEN_MAX_SETS` release sets.
+        may use :data:`RELEASE_SCREEN_SHARE` of the limit. ``auto``: on for the
+        kernel (dual) form where it applies with at most
+        :data:`RELEASE_SCREEN_MAX_SETS` release sets, off for the primal form.
+        Measured (scripts/bench_mip.py ``--csvm-release off auto``;
+        docs/benchmarks.md, "CSVM release-set screen"): RBF n = 300 proven in
+        seconds where the outer approximation stopped at 1800 s with gap 0.15; on
+        the linear primal form the outer approximation is already faster (n = 100,
+        200) and n = 400's C(74, 7) = 1.8e9 sets are above the cap.
 
     Returns
     -------
@@ -1777,7 +1783,10 @@ def solve_csvm(
             f"release_screen must be True, False or 'auto', got {release_screen!r}"
         )
     screened = None
-    if release_screen is not False and not release_applies(problem):
+    screen_on = (
+        layout.form == "dual" if release_screen == "auto" else bool(release_screen)
+    )
+    if screen_on and not release_applies(problem):
         dlayout = (
             layout if layout.form == "dual" else build_csvm_model(problem, "dual")[1]
         )

@@ -57,6 +57,8 @@ __all__ = ["ReleaseScreen", "release_applies", "release_screen"]
 
 #: most sets listed by one pass of the screen (int64 rows of ``r`` member indices)
 LIST_CAP = 2_000_000
+#: full passes whose survivors overflow LIST_CAP before the screen gives up
+MAX_OVER_CAP = 5
 
 
 @dataclass
@@ -318,7 +320,10 @@ def release_screen(
             sets, bnds = out[:count].copy(), outb[:count].copy()
             listed = True
             break
-        # too many: solve a few of the listed ones (lowest bound) and screen again
+        # too many: solve a few of the listed ones (lowest bound) and screen again,
+        # at most MAX_OVER_CAP times (the caller's outer approximation goes on)
+        if len(survivors_log) >= MAX_OVER_CAP:
+            break
         order = np.argsort(outb)[:batch]
         for q in order:
             rel = np.zeros(m, dtype=bool)
