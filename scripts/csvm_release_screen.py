@@ -4,8 +4,11 @@ Builds ``bench_mip._csvm_problem(kernel, n)``, its dual-form model, and runs
 :func:`~torchsvm.mip.csvm_release.release_screen` with gap 1e-4: prints the number of
 release sets, the survivors per pass, the QPs, the answer and its bound, and checks the
 answer's point against the kernel-form MIQP (``check_feasible``, objective) and against
-the QP of the kernel form with its ``z`` fixed (HiGHS / interior point). The last line
-is ``RESULT kernel n seconds status upper lower qps``.
+the QP of the kernel form with its ``z`` fixed (HiGHS / interior point). With
+``--check-sets N`` it also solves ``P(R)`` (the dual QP, balanced: a lower bound on
+``P(R)``) on every set one swap away from the answer's and on ``N`` random sets, and
+counts those below the proven bound (a valid screen leaves none). The last line is
+``RESULT kernel n seconds status upper lower qps``.
 
 Usage: ``OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE PYTHONPATH=. python
 scripts/csvm_release_screen.py --kernel rbf --sizes 100 200 300 --time-limit 1800``.
@@ -28,9 +31,49 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_mip import _csvm_problem  # noqa: E402
 
 from torchsvm.mip.csvm import build_csvm_model  # noqa: E402
-from torchsvm.mip.csvm_release import release_screen  # noqa: E402
+from torchsvm.mip.csvm_release import _balance, _dual_qp, release_screen  # noqa: E402
 from torchsvm.mip.model import MipConfig, check_feasible, model_objective  # noqa: E402
 from torchsvm.mip.solve import solve_model  # noqa: E402
+
+
+def _check_sets(p, layout, res, n_random: int) -> None:  # noqa: ANN001
+    """``P(R)``'s dual value on the answer's swap neighbours and random sets."""
+    I, R = layout.train_idx, layout.dual_idx
+    mem = np.asarray(p.floor_members(p.floors[0]))
+    posR = {int(s): t for t, s in enumerate(R)}
+    S = np.concatenate([I, mem])
+    LS = layout.L[[posR[int(s)] for s in S]]
+    yS = p.y[S].astype(float)
+    cap = np.concatenate([p.cost()[I] / 2, np.full(mem.size, np.inf)])
+    G = LS @ LS.T
+    rel0 = np.asarray(res.released, dtype=bool)
+    sets = []
+    for i in np.flatnonzero(rel0):
+        for j in np.flatnonzero(~rel0):
+            r = rel0.copy()
+            r[i], r[j] = False, True
+            sets.append(r)
+    rng = np.random.default_rng(0)
+    for _ in range(n_random):
+        r = np.zeros(mem.size, dtype=bool)
+        r[rng.choice(mem.size, int(rel0.sum()), replace=False)] = True
+        sets.append(r)
+    t0 = time.perf_counter()
+    vals = []
+    for r in sets:
+        keep = np.concatenate([np.ones(I.size, dtype=bool), ~r])
+        a = np.zeros(S.size)
+        a[keep] = _dual_qp(G[np.ix_(keep, keep)], yS[keep], cap[keep], MipConfig())
+        a = _balance(a, yS, cap)
+        v = LS.T @ (yS * a)
+        vals.append(2 * a.sum() - v @ v)
+    vals = np.array(vals)
+    print(
+        f"check: {len(sets)} sets ({len(sets) - n_random} swap neighbours), "
+        f"least P(R) {vals.min():.8g}, below the bound {res.lower:.8g}: "
+        f"{int(np.sum(vals < res.lower))} ({time.perf_counter() - t0:.1f} s)",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[100])
     ap.add_argument("--time-limit", type=float, default=600.0)
     ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--check-sets", type=int, default=0)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     for name in ("numba", "torchsvm.mip.qp_ipm", "torchsvm.mip.highs"):
@@ -92,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
                 np.flatnonzero(res.released),
                 flush=True,
             )
+        if args.check_sets and res.released is not None:
+            _check_sets(p, layout, res, args.check_sets)
         print(
             "RESULT",
             args.kernel,
