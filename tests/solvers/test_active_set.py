@@ -137,10 +137,18 @@ def test_active_set_from_a_wide_interior_face(dtype: str) -> None:
     assert float((a * y).sum(1).abs().max()) <= 1e3 * eps * float(U.sum(1).max())
 
 
-def test_c_path_only_up_to_its_largest_n(monkeypatch: pytest.MonkeyPatch) -> None:
-    # above _C_PATH_MAX_N every C goes to the interior point (the active set's
-    # iteration count grows with n); the answers are the same either way
+@pytest.mark.parametrize("kernel", ["torch", "numba"])
+def test_c_path_only_up_to_its_largest_n(
+    monkeypatch: pytest.MonkeyPatch, kernel: str
+) -> None:
+    # above its largest n (_C_PATH_MAX_N with the batched torch active set,
+    # _C_PATH_MAX_N_COMPILED with the compiled kernel) every C goes to the interior
+    # point (the active set's iteration count grows with n); the answers are the
+    # same either way
+    if kernel == "numba":
+        pytest.importorskip("numba")
     prob, *_ = _bootstrap_problem(150, 4, 2, seed=13)
+    cfg = SolverConfig(method="ipm", active_set_kernel=kernel)
     # (the interior point's own clean-up also runs the active set, without parent)
     calls: list[bool] = []
     real = box_qp.active_set_low_rank
@@ -150,11 +158,18 @@ def test_c_path_only_up_to_its_largest_n(monkeypatch: pytest.MonkeyPatch) -> Non
         return real(*a, **k)
 
     monkeypatch.setattr(box_qp, "active_set_low_rank", spy)
-    on = BoxQpSolver(SolverConfig(method="ipm"))(prob)
+    on = BoxQpSolver(cfg)(prob)
     assert any(calls)
+    # the other kernel's limit does not apply
+    other = "_C_PATH_MAX_N" if kernel == "numba" else "_C_PATH_MAX_N_COMPILED"
+    monkeypatch.setattr(box_qp, other, 100)
     calls.clear()
-    monkeypatch.setattr(box_qp, "_C_PATH_MAX_N", 100)
-    off = BoxQpSolver(SolverConfig(method="ipm"))(prob)
+    BoxQpSolver(cfg)(prob)
+    assert any(calls)
+    own = "_C_PATH_MAX_N_COMPILED" if kernel == "numba" else "_C_PATH_MAX_N"
+    monkeypatch.setattr(box_qp, own, 100)
+    calls.clear()
+    off = BoxQpSolver(cfg)(prob)
     assert calls and not any(calls)
     assert bool(on.converged.all()) and bool(off.converged.all())
     np.testing.assert_allclose(on.dual.numpy(), off.dual.numpy(), rtol=1e-7)

@@ -59,8 +59,8 @@ def _solve(
     real_roots = BoxQpSolver._roots_from_vertex
     real_as = box_qp.active_set_low_rank
 
-    def spy_roots(self, prob_, F, W, rows0, out):  # noqa: ANN001, ANN202
-        left = real_roots(self, prob_, F, W, rows0, out)
+    def spy_roots(self, prob_, F, W, rows0, out, **kw):  # noqa: ANN001, ANN003, ANN202
+        left = real_roots(self, prob_, F, W, rows0, out, **kw)
         seen["roots"], seen["left"] = rows0.clone(), left.clone()
         return left
 
@@ -201,9 +201,9 @@ def test_vertex_roots_only_with_the_compiled_kernel(
     called = []
     real = BoxQpSolver._roots_from_vertex
 
-    def spy(self, *a):  # noqa: ANN001, ANN002, ANN202
+    def spy(self, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
         called.append(1)
-        return real(self, *a)
+        return real(self, *a, **kw)
 
     monkeypatch.setattr(BoxQpSolver, "_roots_from_vertex", spy)
     sol = BoxQpSolver(SolverConfig(tol=TOL, active_set_kernel="torch"))(prob)
@@ -266,7 +266,9 @@ def test_linear_batch_off_the_c_path_from_the_vertex(
     cs = 2.0 ** np.arange(-5, 6, 2)
     prob = BatchedSvmProblem.from_bootstrap(X, y, cs, counts, kernel="linear")
     P = prob.n_problems
-    monkeypatch.setattr(box_qp, "_C_PATH_MAX_N", 100)  # n = 300: off the path
+    # n = 300: off the path
+    monkeypatch.setattr(box_qp, "_C_PATH_MAX_N", 100)
+    monkeypatch.setattr(box_qp, "_C_PATH_MAX_N_COMPILED", 100)
     calls: dict[str, list] = {"admm": [], "roots": []}
     real_admm, real_roots = box_qp.admm, BoxQpSolver._roots_from_vertex
 
@@ -274,8 +276,8 @@ def test_linear_batch_off_the_c_path_from_the_vertex(
         calls["admm"].append(prob_.n_problems)
         return real_admm(prob_, *a, **k)
 
-    def spy_roots(self, prob_, F, W, rows0, out):  # noqa: ANN001, ANN202
-        left = real_roots(self, prob_, F, W, rows0, out)
+    def spy_roots(self, prob_, F, W, rows0, out, **kw):  # noqa: ANN001, ANN003, ANN202
+        left = real_roots(self, prob_, F, W, rows0, out, **kw)
         calls["roots"].append((rows0.numel(), left.numel(), W.shape[1]))
         return left
 
@@ -326,6 +328,7 @@ def test_vertex_rows_certified_by_their_gap_whatever_the_kernel_says(
         X, y, np.array([0.25, 4.0]), counts, kernel="linear"
     )
     monkeypatch.setattr(box_qp, "_C_PATH_MAX_N", 100)
+    monkeypatch.setattr(box_qp, "_C_PATH_MAX_N_COMPILED", 100)
     real_as = box_qp.active_set_low_rank
     ipm_rows: list[int] = []
     real_ipm = BoxQpSolver._ipm
@@ -394,3 +397,111 @@ def test_mushroom_rows_cycling_on_ties_stop_at_their_certificate() -> None:
     assert int(it.max()) < box_qp._VERTEX_MAX_ITERS * k1
     assert float(duality_gap(a, F.matvec(a), prob.y, U, None)[2].max()) <= 1e-7
     assert float((a * prob.y).sum(1).abs().max()) <= 1e-9 * float(a.sum(1).max())
+
+
+def _path_spies(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Record the verdicts of the roots' pilot, the rows tried from a = 0 without a
+    pilot, and the rows the interior point solves."""
+    seen: dict = {"verdicts": [], "no_pilot": [], "ipm": []}
+    real_roots, real_ipm = BoxQpSolver._roots_from_vertex, BoxQpSolver._ipm_chunked
+
+    def spy_roots(self, prob_, F, W, rows0, out, **kw):  # noqa: ANN001, ANN003, ANN202
+        if not kw.get("with_pilot", True):
+            seen["no_pilot"].append(rows0.numel())
+        verdict: list[bool] = []
+        left = real_roots(self, prob_, F, W, rows0, out, **{**kw, "accepted": verdict})
+        seen["verdicts"] += verdict
+        if kw.get("accepted") is not None:
+            kw["accepted"] += verdict
+        return left
+
+    def spy_ipm(self, prob_, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        seen["ipm"].append(prob_.n_problems)
+        return real_ipm(self, prob_, *a, **k)
+
+    monkeypatch.setattr(BoxQpSolver, "_roots_from_vertex", spy_roots)
+    monkeypatch.setattr(BoxQpSolver, "_ipm_chunked", spy_ipm)
+    return seen
+
+
+def _one_hot_batch() -> tuple[BatchedSvmProblem, np.ndarray, np.ndarray, np.ndarray]:
+    X, y = _one_hot_separable(300, 20, 5, 4)
+    n = X.shape[0]
+    rng = np.random.default_rng(5)
+    counts = np.stack(
+        [np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(4)]
+    )
+    cs = 2.0 ** np.arange(-5, 6, 5)
+    prob = BatchedSvmProblem.from_bootstrap(X, y, cs, counts, kernel="linear")
+    return prob, X, counts, cs
+
+
+def _check_libsvm(prob, sol, X, counts, cs, ref) -> None:  # noqa: ANN001
+    for s in (sol, ref):
+        assert bool(s.converged.all()) and float(s.duality_gap.max()) <= 1e-9
+        assert bool((s.alpha >= 0).all()) and bool((s.alpha <= prob.U).all())
+    p, q = sol.primal.numpy(), ref.primal.numpy()
+    assert np.abs(p - q).max() <= 1e-8 * np.abs(q).max()
+    c_idx = prob.index["c_idx"].numpy()
+    rep_idx = prob.index["rep_idx"].numpy()
+    y = prob.y.numpy()
+    for j in (0, prob.n_problems // 2, prob.n_problems - 1):
+        svc = SVC(kernel="linear", C=cs[c_idx[j]], tol=1e-10).fit(
+            X, y, sample_weight=counts[rep_idx[j]]
+        )
+        fr = svc.decision_function(X)
+        f = (X @ sol.w[j].numpy()) + float(sol.b[j])
+        assert np.abs(fr - f).max() <= 1e-5 * max(1.0, np.abs(fr).max())
+
+
+@pytest.mark.slow  # 10-12 s on the loaded machine
+def test_large_n_path_keeps_a_certified_pilot_whatever_its_mean(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # above _C_PATH_MAX_N (mushroom's bootstrap batch, n = 4500, k = 86) the roots'
+    # pilot averaged 488 iterations from a = 0 against the threshold 5 (k + 1) = 435,
+    # every row certified; the interior point and its purification of one-hot faces
+    # then took 4x the batch's time. There a pilot whose rows are all certified is
+    # kept; at or below _C_PATH_MAX_N the threshold still decides
+    prob, X, counts, cs = _one_hot_batch()
+    monkeypatch.setattr(box_qp, "_VERTEX_PILOT_ITERS", 0)  # every mean is above it
+    cfg = SolverConfig(tol=1e-9, active_set_kernel="numba")
+    ref = BoxQpSolver(cfg, c_path=False, vertex_roots=False)(prob)
+    seen = _path_spies(monkeypatch)
+    below = BoxQpSolver(cfg)(prob)  # n = 300 <= _C_PATH_MAX_N
+    assert seen["verdicts"] == [False] and seen["ipm"]
+    _check_libsvm(prob, below, X, counts, cs, ref)
+    monkeypatch.setattr(box_qp, "_C_PATH_MAX_N", 100)  # n = 300 above it
+    seen["verdicts"].clear()
+    seen["ipm"].clear()
+    above = BoxQpSolver(cfg)(prob)
+    assert seen["verdicts"] == [True] and seen["ipm"] == []
+    _check_libsvm(prob, above, X, counts, cs, ref)
+
+
+@pytest.mark.slow  # 10-12 s on the loaded machine
+def test_path_rows_left_go_from_the_vertex_where_the_roots_did(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # rows the path does not certify within _PATH_MAX_ITER go to the compiled active
+    # set from a = 0 (all at once, no pilot) where the roots' pilot was accepted, and
+    # only the rows it leaves to the interior point; where the pilot was rejected,
+    # straight to the interior point
+    prob, X, counts, cs = _one_hot_batch()
+    monkeypatch.setattr(box_qp, "_PATH_MAX_ITER", 1)  # the path certifies few rows
+    cfg = SolverConfig(tol=1e-9, active_set_kernel="numba")
+    ref = BoxQpSolver(cfg, c_path=False, vertex_roots=False)(prob)
+    seen = _path_spies(monkeypatch)
+    sol = BoxQpSolver(cfg)(prob)
+    assert seen["verdicts"] == [True]
+    ((tried,),) = (seen["no_pilot"],)
+    assert tried > 0 and seen["ipm"] == []
+    assert bool((sol.n_iter > 0).all())
+    _check_libsvm(prob, sol, X, counts, cs, ref)
+    monkeypatch.setattr(box_qp, "_VERTEX_PILOT_ITERS", 0)  # pilot rejected
+    for v in seen.values():
+        v.clear()
+    sol = BoxQpSolver(cfg)(prob)
+    assert seen["verdicts"] == [False] and seen["no_pilot"] == []
+    assert sum(seen["ipm"]) > prob.n_problems // 3  # the roots, then the path's rows
+    _check_libsvm(prob, sol, X, counts, cs, ref)

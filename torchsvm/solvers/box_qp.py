@@ -53,6 +53,7 @@ recorded in docs/benchmarks.md.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import replace
 
 import torch
@@ -106,8 +107,18 @@ _FLOAT32_MIN_TOL = 1e-4
 # replicates, linear): n = 512 breast_cancer, at most 46 iterations per stage, the
 # fold 3.3x faster than the interior point alone; n = 4140 spambase (d = 57), stage 2
 # took 306 s and 307 of 500 rows hit the 200-iteration cap (mean 194), against 24 s
-# for the interior point on those 307 rows
+# for the interior point on those 307 rows (batched torch active set, 2.5e1 us per
+# row-iteration at n = 512)
 _C_PATH_MAX_N = 2000
+# ... and with the compiled active set (``use_kernel``: CPU with numba), whose
+# row-iteration costs a few microseconds: no limit. Measured (scripts/
+# ab_c_path_large_n.py, 11 C x 20 replicates, CPU s off the path -> on it): S8
+# linear (n = 5000) 3.19 -> 0.70, every problem certified on the path; the
+# probabilities run's folds 0: pageblocks 3.44 -> 0.63, spambase 7.19 -> 4.83,
+# adult 13.0 -> 11.0, nursery 0.41 -> 0.33, mushroom 3.3 -> 1.9 (with the two rules
+# of _ipm_path for n above _C_PATH_MAX_N), churn 6.1 -> 6.5 (138 of 200 rows reach
+# _PATH_MAX_ITER and go to the interior point)
+_C_PATH_MAX_N_COMPILED = math.inf
 # the dense active set's factor store grows its width by 10 % at a time: a face of width
 # f takes up to about 1.21 f^2 numbers per row (solvers/pdas.py, _FactorStore._grow)
 _STORE_GROWTH = 1.25
@@ -522,7 +533,12 @@ class BoxQpSolver:
                 method == "ipm"
                 and self.c_path
                 and problem.S is None
-                and n <= _C_PATH_MAX_N
+                and n
+                <= (
+                    _C_PATH_MAX_N_COMPILED
+                    if use_kernel(cfg.active_set_kernel, problem.device)
+                    else _C_PATH_MAX_N
+                )
                 and stages.max() > 0
             ):
                 # only problems whose bounds are proportional to a problem's of the
@@ -1009,8 +1025,24 @@ class BoxQpSolver:
         # the rounded point can keep coordinates a little off their bounds within
         # the gap tolerance)
         rows0 = (src < 0).nonzero()[:, 0]
+        from_zero = False  # the roots' pilot from a = 0 accepted
         if self.vertex_roots and use_kernel(cfg.active_set_kernel, dev):
-            rows0 = self._roots_from_vertex(prob, F, W, rows0, out)
+            # above _C_PATH_MAX_N a pilot whose rows are all certified within the cap
+            # is kept whatever its mean (mushroom's bootstrap batch, n = 4500, k =
+            # 86: 488 iterations per root from a = 0 against the threshold of 435,
+            # where the interior point and its purification of one-hot faces took
+            # 4x the batch's time; scripts/ab_c_path_large_n.py)
+            verdict: list[bool] = []
+            rows0 = self._roots_from_vertex(
+                prob,
+                F,
+                W,
+                rows0,
+                out,
+                accept_certified=n > _C_PATH_MAX_N,
+                accepted=verdict,
+            )
+            from_zero = bool(verdict) and verdict[0]
         if rows0.numel():
             it0 = out[3][rows0].clone()
             first = self._ipm_chunked(prob.select(rows0.cpu()), F, chunk)
@@ -1064,10 +1096,18 @@ class BoxQpSolver:
             kernel=cfg.active_set_kernel,
         )
         p_, d_, rel, b_ = _certify(a, F.matvec(a), y, Ur, b_as, cfg.tol)
-        good = ok & (rel <= cfg.tol)
+        # every iterate is feasible (the starts are projected), so the gap
+        # certifies a row whatever ``ok`` says (as for the roots from a = 0)
+        good = rel <= cfg.tol
         stat = torch.where(good, _OPT, _MAXIT)
         _replace_rows(out, rest, (a, b_, stat, it, p_, d_, rel, out[7][rest]), 0)
         bad = rest[~good]
+        if bad.numel() and from_zero:
+            # where the roots went from a = 0, so do the rows the path leaves: on
+            # mushroom's bootstrap batch (n = 4500, k = 86) 14 of 200 rows stopped at
+            # _PATH_MAX_ITER, and the interior point's purification of their one-hot
+            # faces took 5 of the batch's 6.4 CPU s (scripts/ab_c_path_large_n.py)
+            bad = self._roots_from_vertex(prob, F, W, bad, out, with_pilot=False)
         if bad.numel():
             logger.info(
                 "ipm path: %d of %d problems handed to the interior point",
@@ -1075,7 +1115,10 @@ class BoxQpSolver:
                 rest.numel(),
             )
             _replace_rows(
-                out, bad, self._ipm_chunked(prob.select(bad.cpu()), F, chunk), it[~good]
+                out,
+                bad,
+                self._ipm_chunked(prob.select(bad.cpu()), F, chunk),
+                out[3][bad].clone(),
             )
         return tuple(out)
 
@@ -1099,6 +1142,9 @@ class BoxQpSolver:
         W: torch.Tensor,
         rows0: torch.Tensor,
         out: list[torch.Tensor],
+        accept_certified: bool = False,
+        with_pilot: bool = True,
+        accepted: list[bool] | None = None,
     ) -> torch.Tensor:
         """The C path's roots ``rows0`` (or, off the path, every problem of the
         batch) by the compiled active set from ``a = 0``.
@@ -1123,6 +1169,9 @@ class BoxQpSolver:
         averaged at most ``_VERTEX_PILOT_ITERS (k + 1)`` iterations. Certified rows
         are written to ``out``, with their active-set iterations; an uncertified row
         keeps its iterations in ``out``, to which the interior point's are added.
+        With ``accept_certified``, a pilot whose rows are all certified (within the
+        cap) is accepted whatever its mean; with ``with_pilot=False`` every row is
+        tried at once. The pilot's verdict is appended to ``accepted`` (when given).
         Returns the rows left for the interior point (uncertified, or not tried).
         """
         cfg = self.config
@@ -1152,6 +1201,8 @@ class BoxQpSolver:
             out[3][rows[~good]] = it[~good]
             return good
 
+        if not with_pilot:
+            return rows0[~solve(rows0)]
         m = _vertex_pilot_rows(rows0.numel())
         if m == 0:
             return rows0
@@ -1162,7 +1213,12 @@ class BoxQpSolver:
         pilot, later = rows0[pick], rows0[~pick]
         good = solve(pilot)
         mean_it = float(out[3][pilot].double().mean()) if pilot.numel() else 0.0
-        if mean_it > _VERTEX_PILOT_ITERS * k1:
+        reject = mean_it > _VERTEX_PILOT_ITERS * k1 and not (
+            accept_certified and bool(good.all())
+        )
+        if accepted is not None:
+            accepted.append(not reject)
+        if reject:
             logger.info(
                 "ipm: the pilot took %.0f iterations from a = 0; the interior point "
                 "solves the %d problems",
