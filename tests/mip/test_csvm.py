@@ -1105,3 +1105,27 @@ def test_release_screen_auto_on_for_the_kernel_form_only() -> None:
     assert primal.status == dual.status == "optimal"
     assert primal.n_iter >= 1 and dual.n_iter == 0
     assert dual.objective == pytest.approx(primal.objective, rel=1e-4)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_release_screen_with_no_row_to_release(kernel: str) -> None:
+    """A floor of 1 leaves one release set (none released): the screen's answer is
+    its QP, the outer approximation's optimum."""
+    X, y = make_data(4, n=30)
+    anchor = np.arange(30) >= 15
+    p = CsvmProblem.from_data(
+        X,
+        y,
+        anchor,
+        C=5.0,
+        kernel=kernel,
+        gamma=0.5,
+        min_tpr=1.0,
+        hoeffding_alpha=None,
+    )
+    cfg = MipConfig(time_limit=60)
+    a = solve_csvm(p, cfg, form="dual", release_screen=True)
+    b = solve_csvm(p, cfg, form="dual", release_screen=False)
+    assert a.status == b.status == "optimal"
+    assert a.n_iter == 0
+    assert a.objective == pytest.approx(b.objective, rel=1e-4)

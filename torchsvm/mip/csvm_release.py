@@ -190,6 +190,8 @@ def release_screen(
     }
     best = {"upper": float(incumbent), "x": None, "rel": None}
     qps = 0
+    # every solved set's dual value (a lower bound on its P), by its release mask
+    solved: dict[bytes, float] = {}
 
     def add_point(a: np.ndarray) -> float:
         vp = LS[same].T @ a[same]
@@ -256,6 +258,7 @@ def release_screen(
         qps += 1
         a = _balance(a, yS, capS)
         lower = add_point(a)
+        solved[rel.tobytes()] = lower
         kp = kernel_point(a, rel)
         if kp is not None and kp[0] < best["upper"]:
             best["upper"], best["x"], best["rel"] = kp[0], kp[1], rel.copy()
@@ -291,7 +294,6 @@ def release_screen(
 
     Gm = np.ascontiguousarray(GS[nI:, nI:])
     survivors_log: list[int] = []
-    solved: dict[bytes, float] = {}
     sets = np.zeros((0, r), dtype=np.int64)
     bnds = np.zeros(0)
     listed = False
@@ -328,7 +330,7 @@ def release_screen(
         for q in order:
             rel = np.zeros(m, dtype=bool)
             rel[out[q]] = True
-            solved[rel.tobytes()] = solve_set(rel)
+            solve_set(rel)
     # the list: solve lowest bound first, re-screen with the new points
     p_done = len(pool["aF"])
     while sets.shape[0] and time.perf_counter() < deadline:
@@ -341,7 +343,7 @@ def release_screen(
             rel[sets[q]] = True
             key = rel.tobytes()
             if key not in solved:
-                solved[key] = solve_set(rel)
+                solve_set(rel)
         # the solved sets leave the list: their dual values are kept in ``solved``
         sets, bnds = sets[nb:], bnds[nb:]
         thr = best["upper"] - gap * abs(best["upper"])
