@@ -162,3 +162,25 @@ def test_kernel_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not use_kernel("auto", cpu)
     with pytest.raises(RuntimeError, match="numba"):
         use_kernel("numba", cpu)
+
+
+def test_warm_compiles_the_kernel_with_the_solvers_argument_types(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # callers with a time limit warm before their clock starts: a real batch after
+    # warm() must add no numba signature (no compilation left inside the clock)
+    active_set_kernel.warm()
+    before = list(active_set_kernel._solve_rows.signatures)
+    assert before
+    kernel, calls = active_set_kernel._solve_rows, []
+
+    def counted(*args):  # noqa: ANN002, ANN202
+        calls.append(1)
+        return kernel(*args)
+
+    monkeypatch.setattr(active_set_kernel, "_solve_rows", counted)
+    prob, *_ = _problem(60, 4, 3, seed=7)
+    res = BoxQpSolver(SolverConfig(tol=1e-7, active_set_kernel="numba"))(prob)
+    assert bool(res.converged.all())
+    assert calls
+    assert list(kernel.signatures) == before

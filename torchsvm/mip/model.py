@@ -42,7 +42,9 @@ class MipConfig:
     ----------
     time_limit : float
         Wall-clock limit in seconds, always passed to HiGHS (and honoured overall by
-        the outer approximation).
+        the outer approximation). The first call in a process compiles (or loads
+        from numba's on-disk cache) the compiled kernels before its clock starts:
+        up to tens of seconds once per installation, not charged to the limit.
     mip_rel_gap : float
         Relative optimality gap at which a MIP (or the outer approximation) stops.
     threads : int
