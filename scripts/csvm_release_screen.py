@@ -31,21 +31,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_mip import _csvm_problem  # noqa: E402
 
 from torchsvm.mip.csvm import build_csvm_model  # noqa: E402
-from torchsvm.mip.csvm_release import _balance, _dual_qp, release_screen  # noqa: E402
+from torchsvm.mip.csvm_release import (  # noqa: E402
+    _balance,
+    _dual_qp,
+    member_system,
+    release_screen,
+)
 from torchsvm.mip.model import MipConfig, check_feasible, model_objective  # noqa: E402
 from torchsvm.mip.solve import solve_model  # noqa: E402
 
 
 def _check_sets(p, layout, res, n_random: int) -> None:  # noqa: ANN001
     """``P(R)``'s dual value on the answer's swap neighbours and random sets."""
-    I, R = layout.train_idx, layout.dual_idx
+    I = layout.train_idx
     mem = np.asarray(p.floor_members(p.floors[0]))
-    posR = {int(s): t for t, s in enumerate(R)}
-    S = np.concatenate([I, mem])
-    LS = layout.L[[posR[int(s)] for s in S]]
-    yS = p.y[S].astype(float)
-    cap = np.concatenate([p.cost()[I] / 2, np.full(mem.size, np.inf)])
-    G = LS @ LS.T
+    S, LS, yS, cap, G = member_system(p, layout)
     rel0 = np.asarray(res.released, dtype=bool)
     sets = []
     for i in np.flatnonzero(rel0):

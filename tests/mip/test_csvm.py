@@ -955,17 +955,11 @@ def test_release_screen_matches_scip(seed: int, kernel: str, form: str) -> None:
 
 def _release_points(p: CsvmProblem, sets: list[np.ndarray]):  # type: ignore[no-untyped-def]
     """Dual points of ``P(R)`` for the given release sets, as the screen's arrays."""
-    from torchsvm.mip.csvm_release import _balance, _dual_qp
+    from torchsvm.mip.csvm_release import _balance, _dual_qp, member_system
 
     _, layout, _ = build_csvm_model(p, "dual")
-    I, R = layout.train_idx, layout.dual_idx
-    mem = np.asarray(p.floor_members(p.floors[0]))
-    posR = {int(s): t for t, s in enumerate(R)}
-    S = np.concatenate([I, mem])
-    LS = layout.L[[posR[int(s)] for s in S]]
-    yS = p.y[S].astype(float)
-    cap = np.concatenate([p.cost()[I] / 2, np.full(mem.size, np.inf)])
-    G = LS @ LS.T
+    I = layout.train_idx
+    S, LS, yS, cap, G = member_system(p, layout)
     same = yS == yS[-1]
     pts = []
     for rel in sets:

@@ -131,6 +131,26 @@ def _balance(a: np.ndarray, y: np.ndarray, cap: np.ndarray) -> np.ndarray:
     return a
 
 
+def member_system(
+    problem: CsvmProblem, layout: CsvmLayout
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The screen's rows: the training rows ``I``, then the floor's members.
+
+    Returns ``S`` (their problem indices), ``LS`` (their rows of the dual layout's
+    kernel factor ``L``), ``yS``, ``capS`` (``C/2`` on ``I``, ``inf`` on the members:
+    ``P(R)`` has no multiplier caps in feature space) and ``GS = LS LS^T``.
+    """
+    mem = np.asarray(problem.floor_members(problem.floors[0]))
+    pos_in_R = {int(s): t for t, s in enumerate(layout.dual_idx)}
+    S = np.concatenate([layout.train_idx, mem])
+    LS = layout.L[[pos_in_R[int(s)] for s in S]]
+    yS = problem.y[S].astype(np.float64)
+    capS = np.concatenate(
+        [problem.cost()[layout.train_idx] / 2.0, np.full(mem.size, np.inf)]
+    )
+    return S, LS, yS, capS, LS @ LS.T
+
+
 def release_screen(
     problem: CsvmProblem,
     layout: CsvmLayout,
@@ -171,12 +191,8 @@ def release_screen(
     M1, M2 = float(problem.big_m), float(problem.big_m_dual)
     cost = problem.cost()
     pos_in_R = {int(s): t for t, s in enumerate(R)}
-    S = np.concatenate([I, mem])
+    S, LS, yS, capS, GS = member_system(problem, layout)
     nI = I.size
-    LS = layout.L[[pos_in_R[int(s)] for s in S]]
-    yS = y[S]
-    capS = np.concatenate([cost[I] / 2.0, np.full(m, np.inf)])
-    GS = LS @ LS.T
     ym = float(y[mem[0]])
     same = yS == ym
     LJ = layout.L[[pos_in_R[int(s)] for s in J]]
