@@ -62,7 +62,7 @@ from torchsvm.kernels import compute_kernel_np
 from torchsvm.mip.csvm_release import release_applies
 from torchsvm.mip.csvm_release import release_screen as _release_screen
 from torchsvm.mip.highs import PersistentLp
-from torchsvm.mip.model import MipConfig, MipModel, MipResult
+from torchsvm.mip.model import MipConfig, MipModel, MipResult, check_feasible
 from torchsvm.mip.outer_approx import factor_psd, lp_under_cutoff, solve_convex_miqp
 from torchsvm.mip.solve import solve_model
 from torchsvm.mip.warm_start import (
@@ -1815,9 +1815,26 @@ def solve_csvm(
                 x_p[layout.z] = xs[dlayout.z]
                 xs = x_p
             if screened.proven or time.perf_counter() >= deadline:
-                gap = max(0.0, screened.upper - screened.lower) / max(
-                    abs(screened.upper), 1e-10
-                )
+                upper = screened.upper
+                if use_start and time.perf_counter() < deadline:
+                    # the screen's point is recovered from a dual QP's solution, so
+                    # it can sit a few 1e-7 (relative) above a start with the same
+                    # proof; the call never returns worse than its sliding-b start
+                    if s1_solver == "auto":
+                        lib = problem.kernel in ("linear", "rbf")
+                        s1_solver = "libsvm" if lib else "batched"
+                    st = csvm_start(
+                        problem, layout, s1, deadline=deadline, s1_solver=s1_solver
+                    )
+                    ok = (
+                        st.x is not None
+                        and check_feasible(model, st.x, tol=config.feasibility_tol)[0]
+                    )
+                    if ok:
+                        f_st = start_objective(problem, layout, st.x)
+                        if f_st < upper:
+                            xs, upper = st.x, f_st
+                gap = max(0.0, upper - screened.lower) / max(abs(upper), 1e-10)
                 if not screened.proven:
                     warnings.warn(
                         f"CSVM stopped at its time limit {config.time_limit:g} s in "
@@ -1830,7 +1847,7 @@ def solve_csvm(
                     layout,
                     xs,
                     SolveStatus.optimal if screened.proven else SolveStatus.time_limit,
-                    screened.upper,
+                    upper,
                     screened.lower,
                     gap,
                     t0,
