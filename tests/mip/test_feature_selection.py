@@ -543,7 +543,7 @@ def test_first_use_compilation_is_not_charged_to_the_time_limit(
 
     import torchsvm.mip.feature_selection as fs
 
-    monkeypatch.setattr(fs, "_warm_kernel", lambda: time.sleep(1.5))
+    monkeypatch.setattr(fs, "_warm_kernels", lambda: time.sleep(1.5))
     rng = np.random.default_rng(3)
     X = rng.normal(size=(30, 3))
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=30) > 0, 1.0, -1.0)

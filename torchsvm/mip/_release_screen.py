@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from torchsvm.solvers.active_set_kernel import available, njit
+from torchsvm.solvers.active_set_kernel import available, njit, warm_once
 
 __all__ = ["available", "screen_all", "screen_list", "warm"]
 
@@ -120,8 +120,9 @@ def screen_list(sets, bounds, p0, thr, aF, gp, gn, G, pos, neg, vpp, vpn, vnn): 
     return left
 
 
+@warm_once
 def warm() -> None:
-    """Compile the kernels (a tiny call each)."""
+    """Compile the kernels (a tiny call each), once per process."""
     m, r = 4, 2
     aF = np.ones((1, m))
     g = np.zeros((1, m))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from torchsvm.solvers.active_set_kernel import available, njit
+from torchsvm.solvers.active_set_kernel import available, njit, warm_once
 
 __all__ = ["available", "coverable_words", "cover_cones", "open_octants_k", "warm"]
 
@@ -304,9 +304,7 @@ def cover_cones(D, inst, tau, depth, vO, vH, lim_o, lim_h, maxd, alive):  # noqa
     return alive
 
 
-_warmed = False
-
-
+@warm_once
 def warm() -> None:
     """Compile every kernel of this module (or load it from numba's cache) once per
     process, on a tiny instance with the argument types the caller uses.
@@ -319,9 +317,6 @@ def warm() -> None:
     in 8-19 s once the cache was warm. Compiling here, before the clock starts, keeps
     the forecast a forecast of the work.
     """
-    global _warmed  # noqa: PLW0603
-    if _warmed or not available():
-        return
     n_o, n_p, d = 2, 2, 3
     V = np.zeros((2, d, n_o, 1), dtype=np.uint64)
     args = (np.ones(n_o), np.ones(n_p), 1.0, 0.0, 1)
@@ -332,4 +327,3 @@ def warm() -> None:
     cnt = open_octants_k(V, 0, *args, out, 0)
     D = np.ascontiguousarray(np.ones((n_o, n_p, d)))
     cover_cones(D, out[: max(1, cnt)], 0.1, 1, *args, np.zeros(max(1, cnt), np.bool_))
-    _warmed = True

@@ -25,6 +25,7 @@ kernel (seconds), cached on disk by numba for later processes.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -541,9 +542,25 @@ def active_set_rows(
     )
 
 
-_warmed = False
+
+def warm_once(fn):  # noqa: ANN001, ANN201
+    """Decorator for a module's warm-up (compile its kernels, or load them from numba's
+    on-disk cache, on a tiny instance): run it once per process, and only where numba
+    is installed (without it the kernels are plain Python and need no warm-up)."""
+    done = False
+
+    @functools.wraps(fn)
+    def wrapper() -> None:
+        nonlocal done
+        if done or not available():
+            return
+        fn()
+        done = True
+
+    return wrapper
 
 
+@warm_once
 def warm() -> None:
     """Compile the kernel (or load it from numba's on-disk cache) once per process,
     on a two-row problem with the argument types :func:`active_set_rows` passes.
@@ -557,11 +574,7 @@ def warm() -> None:
     heuristics' batch of SVMs, and stopped with gap 0.67 where it proves the optimum in
     4 s once the cache is warm.
     """
-    global _warmed  # noqa: PLW0603
-    if _warmed or not available():
-        return
     W = torch.eye(2, dtype=torch.float64)
     y = torch.tensor([1.0, -1.0], dtype=torch.float64)
     U = torch.ones(1, 2, dtype=torch.float64)
     active_set_rows(W, y, U, torch.zeros_like(U), max_iter=5, face_cap=2, tol=1e-7)
-    _warmed = True
