@@ -542,7 +542,6 @@ def active_set_rows(
     )
 
 
-
 def warm_once(fn):  # noqa: ANN001, ANN201
     """Decorator for a module's warm-up (compile its kernels, or load them from numba's
     on-disk cache, on a tiny instance): run it once per process, and only where numba
